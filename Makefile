@@ -1,0 +1,178 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# optrace: `make` builds everything into .output/, `make test` runs every
+# suite, `make demo` runs the demo workload, `make bench` the benchmarks,
+# `make install PREFIX=/usr DESTDIR=...` installs. `make V=1` shows commands.
+
+OUTPUT ?= $(abspath .output)
+CC ?= gcc
+DTRACE ?= dtrace
+PREFIX ?= /usr/local
+DESTDIR ?=
+VERSION := 0.1.0
+SOVERSION := 1
+
+CFLAGS ?= -O2 -g
+WARNINGS := -Wall -Wextra
+INCLUDES := -Iinclude -I$(OUTPUT)/probes
+ALL_CFLAGS := $(CFLAGS) $(WARNINGS) $(INCLUDES) -std=gnu11 -fPIC -pthread
+
+LIB_DIR := $(OUTPUT)/lib
+BIN_DIR := $(OUTPUT)/bin
+LIBOPTRACE := $(LIB_DIR)/liboptrace.so.$(VERSION)
+LIBOPTRACE_SONAME := liboptrace.so.$(SOVERSION)
+# Programs find liboptrace beside them, in .output/lib or PREFIX/lib.
+RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
+LINK_OPTRACE := -L$(LIB_DIR) -loptrace $(RPATH)
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(patsubst $(OUTPUT)/%,%,$(2))";
+MAKEFLAGS += --no-print-directory
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all lib demo tests bench run-bench test install clean deps
+
+all: lib demo tests bench
+
+# A fresh machine needs nothing by hand: missing packages are installed once.
+DEPS_STAMP := $(OUTPUT)/.deps-ok
+$(DEPS_STAMP): scripts/deps.sh | $(OUTPUT)
+	$(call msg,DEPS,scripts/deps.sh)
+	$(Q)scripts/deps.sh --check 2>/dev/null || scripts/deps.sh
+	$(Q)touch $@
+deps: $(DEPS_STAMP)
+
+$(OUTPUT) $(OUTPUT)/probes $(OUTPUT)/demo $(OUTPUT)/tests $(OUTPUT)/bench $(LIB_DIR) $(BIN_DIR):
+	$(Q)mkdir -p $@
+
+# ---- liboptrace: the probes ------------------------------------------------
+
+PROBES_HEADER := $(OUTPUT)/probes/optrace_probes.h
+PROBES_OBJ := $(OUTPUT)/probes/optrace_semaphores.o
+LIBOPTRACE_SRCS := probes/liboptrace.c probes/runtime.c probes/names.c
+LIBOPTRACE_OBJS := $(patsubst probes/%.c,$(OUTPUT)/probes/%.o,$(LIBOPTRACE_SRCS))
+
+$(PROBES_HEADER): probes/optrace.d | $(OUTPUT)/probes $(DEPS_STAMP)
+	$(call msg,DTRACE,$@)
+	$(Q)$(DTRACE) -h -s $< -o $@
+
+$(PROBES_OBJ): probes/optrace.d | $(OUTPUT)/probes $(DEPS_STAMP)
+	$(call msg,DTRACE,$@)
+	$(Q)CFLAGS=-fPIC $(DTRACE) -G -s $< -o $@
+
+$(OUTPUT)/probes/%.o: probes/%.c $(PROBES_HEADER) $(wildcard include/optrace/*.h) | $(OUTPUT)/probes
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIBOPTRACE): $(LIBOPTRACE_OBJS) $(PROBES_OBJ) probes/liboptrace.map | $(LIB_DIR)
+	$(call msg,LIB,$@)
+	$(Q)$(CC) -shared -pthread -Wl,-soname,$(LIBOPTRACE_SONAME) \
+		-Wl,--version-script=probes/liboptrace.map -o $@ $(filter %.o,$^)
+	$(Q)ln -sf $(notdir $@) $(LIB_DIR)/$(LIBOPTRACE_SONAME)
+	$(Q)ln -sf $(LIBOPTRACE_SONAME) $(LIB_DIR)/liboptrace.so
+
+lib: $(LIBOPTRACE)
+
+# ---- the demo array runtime --------------------------------------------------
+
+DEMO_LIB_SRCS := $(wildcard examples/demo/lib/*.c)
+DEMO_LIB_OBJS := $(patsubst examples/demo/lib/%.c,$(OUTPUT)/demo/%.o,$(DEMO_LIB_SRCS))
+DEMO_SRCS := examples/demo/driver.c examples/demo/workloads.c
+DEMO_OBJS := $(patsubst examples/demo/%.c,$(OUTPUT)/demo/%.o,$(DEMO_SRCS))
+DEMO_CFLAGS := $(ALL_CFLAGS) -fopenmp -Iexamples/demo/lib
+DEMO_LIB := $(OUTPUT)/demo/libdemo.a
+DEMO := $(BIN_DIR)/optrace-demo
+
+$(OUTPUT)/demo/%.o: examples/demo/lib/%.c $(wildcard examples/demo/lib/*.h) $(wildcard include/optrace/*.h) | $(OUTPUT)/demo $(DEPS_STAMP)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(DEMO_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/demo/%.o: examples/demo/%.c $(wildcard examples/demo/*.h examples/demo/lib/*.h) | $(OUTPUT)/demo $(DEPS_STAMP)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(DEMO_CFLAGS) -c $< -o $@
+
+$(DEMO_LIB): $(DEMO_LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(DEMO): $(DEMO_OBJS) $(DEMO_LIB) $(LIBOPTRACE) | $(BIN_DIR)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) -fopenmp -pthread -o $@ $(DEMO_OBJS) $(DEMO_LIB) $(LINK_OPTRACE) -lm
+
+# `make demo` runs the main job; the binary alone is `make $(DEMO)`.
+demo: $(DEMO)
+	$(Q)$(DEMO) $(DEMO_ARGS)
+
+# ---- tests -------------------------------------------------------------------
+
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
+TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(OUTPUT)/tests/lib_%.o,$(TEST_HELPER_SRCS)) \
+	$(OUTPUT)/tests/us_usdt_notes.o $(OUTPUT)/tests/us_usdt_args.o
+TEST_SRCS := $(wildcard tests/unit/test_*.c tests/integration/test_*.c)
+TEST_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(TEST_SRCS)))
+TEST_CFLAGS := $(ALL_CFLAGS) -Itests/lib -DOPTRACE_BUILD_DIR='"$(OUTPUT)"'
+
+$(OUTPUT)/tests/lib_%.o: tests/lib/%.c $(wildcard tests/lib/*.h) $(PROBES_HEADER) | $(OUTPUT)/tests $(DEPS_STAMP)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/tests/us_%.o: userspace/%.c $(wildcard userspace/*.h) | $(OUTPUT)/tests $(DEPS_STAMP)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) $(PROBES_HEADER) | $(OUTPUT)/tests
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPER_OBJS) $(LINK_OPTRACE) -lelf $(CHECK_LIBS)
+
+tests: $(TEST_BINS)
+
+# One line "N passed, N failed" over every suite; non-zero on any failure.
+test: $(TEST_BINS) $(DEMO)
+	$(Q)tests/run.sh $(TEST_BINS)
+
+# ---- benchmarks --------------------------------------------------------------
+
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS)) \
+	$(OUTPUT)/bench/probe_untraced-noplt
+
+$(OUTPUT)/bench/%: bench/%.c $(LIBOPTRACE) | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_OPTRACE)
+
+# The same calls from a caller built with -fno-plt (one indirect call, no PLT).
+$(OUTPUT)/bench/%-noplt: bench/%.c $(LIBOPTRACE) | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -fno-plt -o $@ $< $(LINK_OPTRACE)
+
+bench: $(BENCH_BINS)
+
+run-bench: $(BENCH_BINS)
+	$(Q)bench/run.sh $(OUTPUT)
+
+# ---- install -----------------------------------------------------------------
+
+install: lib $(DEMO)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/optrace \
+		$(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/optrace
+	$(Q)install -m 0755 $(LIBOPTRACE) $(DESTDIR)$(PREFIX)/lib/
+	$(Q)ln -sf $(notdir $(LIBOPTRACE)) $(DESTDIR)$(PREFIX)/lib/$(LIBOPTRACE_SONAME)
+	$(Q)ln -sf $(LIBOPTRACE_SONAME) $(DESTDIR)$(PREFIX)/lib/liboptrace.so
+	$(Q)install -m 0644 include/optrace/*.h $(DESTDIR)$(PREFIX)/include/optrace/
+	$(Q)install -m 0644 probes/optrace.d $(DESTDIR)$(PREFIX)/include/optrace/
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' probes/optrace.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/optrace.pc
+	$(Q)install -m 0755 $(DEMO) $(DESTDIR)$(PREFIX)/bin/
+	$(Q)install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/optrace/
+
+clean:
+	$(call msg,CLEAN,$(OUTPUT))
+	$(Q)rm -rf $(OUTPUT)

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The runtime's identity: ABI version, rank and rank count, announced by the
+ * rt_init probe and kept in the exported symbol optrace_runtime for tracers
+ * that attach later.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include <optrace/optrace.h>
+
+#include "optrace_probes.h"
+
+struct optrace_runtime_info optrace_runtime = {
+	.abi_version = OPTRACE_ABI_VERSION,
+	.rank = 0,
+	.rank_count = 1,
+};
+
+/* Launchers' variables, most specific first. */
+static const char *const rank_variables[] = {
+	"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK", "SLURM_PROCID",
+};
+
+static const char *const rank_count_variables[] = {
+	"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS",
+};
+
+static int int_from_environment(const char *const *names, unsigned int count, int fallback)
+{
+	for (unsigned int i = 0; i < count; i++) {
+		const char *text = getenv(names[i]);
+		char *end;
+		long value;
+
+		if (!text || !*text)
+			continue;
+		errno = 0;
+		value = strtol(text, &end, 10);
+		if (errno || *end || value < 0 || value > INT_MAX)
+			continue;
+		return (int)value;
+	}
+	return fallback;
+}
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static void runtime_from_environment(void)
+{
+	optrace_runtime.rank = int_from_environment(rank_variables, ARRAY_SIZE(rank_variables), 0);
+	optrace_runtime.rank_count = int_from_environment(
+		rank_count_variables, ARRAY_SIZE(rank_count_variables), 1);
+}
+
+__attribute__((constructor)) static void optrace_load(void)
+{
+	runtime_from_environment();
+}
+
+void optrace_rt_init(int rank, int rank_count)
+{
+	runtime_from_environment();
+	if (rank >= 0)
+		optrace_runtime.rank = rank;
+	if (rank_count > 0)
+		optrace_runtime.rank_count = rank_count;
+	optrace_runtime.initialized = 1;
+	if (OPTRACE_RT_INIT_ENABLED())
+		OPTRACE_RT_INIT(OPTRACE_ABI_VERSION, optrace_runtime.rank,
+				optrace_runtime.rank_count);
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# Installs the Debian 12 packages that optrace needs to build, test and
+# benchmark. Idempotent: installs only what is missing, and runs apt-get
+# update once, only then.
+#
+#   scripts/deps.sh          install what is missing (as root)
+#   scripts/deps.sh --check  exit 1 and list what is missing; install nothing
+set -euo pipefail
+
+packages=(
+	make gcc libc6-dev pkg-config	# the build
+	clang llvm			# BPF objects (clang -target bpf), llvm-strip
+	libbpf-dev bpftool libelf-dev zlib1g-dev	# the loader and skeletons
+	systemtap-sdt-dev		# dtrace -h/-G and sys/sdt.h for the probes
+	check				# unit and integration tests
+	bpftrace			# cross-check of the probes in tests and benchmarks
+)
+
+missing=()
+for package in "${packages[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$package")
+	fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+
+if [ "${1:-}" = "--check" ]; then
+	echo "missing packages: ${missing[*]}" >&2
+	exit 1
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps.sh: missing packages: ${missing[*]}" >&2
+	echo "deps.sh: run as root (or: sudo apt-get install ${missing[*]})" >&2
+	exit 1
+fi
+
+echo "deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testlib.h"
+
+void test_skip(const char *test, const char *format, ...)
+{
+	const char *ci = getenv("CI");
+	char reason[512];
+	va_list ap;
+
+	va_start(ap, format);
+	vsnprintf(reason, sizeof(reason), format, ap);
+	va_end(ap);
+	if (ci && !strcmp(ci, "true"))
+		ck_abort_msg("%s: cannot run (%s), and CI=true does not allow a skip", test, reason);
+	fprintf(stderr, "SKIP: %s: %s\n", test, reason);
+}
+
+static bool have_program(const char *name)
+{
+	char command[256];
+
+	snprintf(command, sizeof(command), "command -v %s >/dev/null 2>&1", name);
+	return system(command) == 0;
+}
+
+const char *bpf_unavailable_reason(void)
+{
+	if (geteuid() != 0)
+		return "needs root to load BPF programs";
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return "no kernel BTF (/sys/kernel/btf/vmlinux)";
+	if (access("/sys/kernel/tracing/uprobe_events", F_OK) &&
+	    mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) &&
+	    access("/sys/kernel/debug/tracing/uprobe_events", F_OK))
+		return "no tracefs with uprobe_events (mount -t tracefs nodev /sys/kernel/tracing)";
+	if (!have_program("bpftrace"))
+		return "bpftrace is not installed (scripts/deps.sh)";
+	return NULL;
+}
+
+int run_command(char *const argv[], const char *out_path, const char *err_path, int timeout_s)
+{
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	int status, waited_ms = 0;
+	pid_t pid, done;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int out = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (out < 0 || dup2(out, STDOUT_FILENO) < 0)
+			_exit(126);
+		if (err_path) {
+			int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+			if (err < 0 || dup2(err, STDERR_FILENO) < 0)
+				_exit(126);
+		}
+		setpgid(0, 0);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	for (;;) {
+		done = waitpid(pid, &status, WNOHANG);
+		if (done == pid)
+			return status;
+		if (done < 0)
+			return -1;
+		if (waited_ms >= timeout_s * 1000) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -1;
+		}
+		nanosleep(&pause, NULL);
+		waited_ms += 20;
+	}
+}
+
+char *read_file(const char *path)
+{
+	FILE *file = fopen(path, "re");
+	char *text = NULL;
+	size_t size = 0;
+	ssize_t got;
+
+	if (!file)
+		return NULL;
+	got = getdelim(&text, &size, '\0', file);
+	fclose(file);
+	if (got < 0) {
+		free(text);
+		return strdup("");
+	}
+	return text;
+}
+
+char *make_temp_dir(void)
+{
+	char *dir = strdup("/tmp/optrace-test.XXXXXX");
+
+	if (!dir || !mkdtemp(dir)) {
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb;
+	(void)type;
+	(void)ftw;
+	return remove(path);
+}
+
+void rm_rf(const char *path)
+{
+	if (path)
+		nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void counts_add(struct counts *counts, const char *key, long count)
+{
+	for (size_t i = 0; i < counts->length; i++) {
+		if (!strcmp(counts->entries[i].key, key)) {
+			counts->entries[i].count += count;
+			return;
+		}
+	}
+	counts->entries = realloc(counts->entries, (counts->length + 1) * sizeof(*counts->entries));
+	ck_assert_ptr_nonnull(counts->entries);
+	counts->entries[counts->length].key = strdup(key);
+	counts->entries[counts->length].count = count;
+	counts->length++;
+}
+
+long counts_get(const struct counts *counts, const char *key)
+{
+	for (size_t i = 0; i < counts->length; i++) {
+		if (!strcmp(counts->entries[i].key, key))
+			return counts->entries[i].count;
+	}
+	return 0;
+}
+
+void counts_free(struct counts *counts)
+{
+	for (size_t i = 0; i < counts->length; i++)
+		free(counts->entries[i].key);
+	free(counts->entries);
+	counts->entries = NULL;
+	counts->length = 0;
+}
+
+static int diff_one_way(const struct counts *from, const struct counts *to, bool from_expected,
+			char *message, size_t size)
+{
+	int differences = 0;
+
+	for (size_t i = 0; i < from->length; i++) {
+		const struct count_entry *e = &from->entries[i];
+		long other = counts_get(to, e->key);
+		size_t used = strlen(message);
+
+		/* Keys present on both sides are reported once, from expected. */
+		if (other == e->count || (!from_expected && other != 0))
+			continue;
+		differences++;
+		snprintf(message + used, size - used, "  %s: expected %ld, got %ld\n", e->key,
+			 from_expected ? e->count : other, from_expected ? other : e->count);
+	}
+	return differences;
+}
+
+int counts_diff(const struct counts *expected, const struct counts *actual, char *message,
+		size_t size)
+{
+	message[0] = '\0';
+	return diff_one_way(expected, actual, true, message, size) +
+	       diff_one_way(actual, expected, false, message, size);
+}
+
+int truth_parse(const char *path, struct counts *counts)
+{
+	FILE *file = fopen(path, "re");
+	char *line = NULL;
+	size_t size = 0;
+	int blocks = 0;
+	bool inside = false;
+
+	if (!file)
+		return -1;
+	while (getline(&line, &size, file) > 0) {
+		char *last_space, *end;
+		long count;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '#' || line[0] == '\0')
+			continue;
+		if (!strncmp(line, "begin ", 6)) {
+			inside = true;
+			continue;
+		}
+		if (!strncmp(line, "end ", 4)) {
+			inside = false;
+			blocks++;
+			continue;
+		}
+		last_space = strrchr(line, ' ');
+		if (!inside || !last_space)
+			goto malformed;
+		count = strtol(last_space + 1, &end, 10);
+		if (*end || count < 0)
+			goto malformed;
+		*last_space = '\0';
+		counts_add(counts, line, count);
+	}
+	free(line);
+	fclose(file);
+	return inside ? -1 : blocks;
+
+malformed:
+	free(line);
+	fclose(file);
+	return -1;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Helpers shared by the Check suites. */
+#ifndef OPTRACE_TESTLIB_H
+#define OPTRACE_TESTLIB_H
+
+#include <check.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifndef OPTRACE_BUILD_DIR
+#define OPTRACE_BUILD_DIR ".output"
+#endif
+
+/*
+ * Skip the current test, saying why. Under CI=true a skip is a failure:
+ * CI must run everything.
+ */
+#define SKIP_TEST(...)                                   \
+	do {                                             \
+		test_skip(__func__, __VA_ARGS__);        \
+		return;                                  \
+	} while (0)
+
+void test_skip(const char *test, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+/* NULL when the test can run as root with BPF and bpftrace, else why not. */
+const char *bpf_unavailable_reason(void);
+
+/*
+ * Runs argv with stdout to out_path (NULL: /dev/null) and stderr to
+ * err_path (NULL: inherited); kills it after timeout_s. Returns the exit
+ * status as waitpid() gives it, or -1.
+ */
+int run_command(char *const argv[], const char *out_path, const char *err_path, int timeout_s);
+
+/* Reads a whole file into a NUL-terminated string; NULL on error. */
+char *read_file(const char *path);
+
+/* Creates a private temporary directory for one test; remove with rm_rf(). */
+char *make_temp_dir(void);
+void rm_rf(const char *path);
+
+/*
+ * A multiset of "key -> count": the demo's ground truth and a tracer's
+ * counts turn into the same keys (e.g. "op demo.add 0") and are compared.
+ */
+struct counts {
+	struct count_entry {
+		char *key;
+		long count;
+	} *entries;
+	size_t length;
+};
+
+void counts_add(struct counts *counts, const char *key, long count);
+long counts_get(const struct counts *counts, const char *key);
+void counts_free(struct counts *counts);
+/* Appends to message what differs; returns the number of differences. */
+int counts_diff(const struct counts *expected, const struct counts *actual, char *message,
+		size_t size);
+
+/*
+ * Parses the demo's ground truth (docs/demo.md): every record "KIND F1 ...
+ * COUNT" between begin and end becomes key "KIND F1 ..." with COUNT; records
+ * of several blocks (one per process) add up. Returns the number of blocks,
+ * or -1 if the file is unreadable or malformed.
+ */
+int truth_parse(const char *path, struct counts *counts);
+
+#endif /* OPTRACE_TESTLIB_H */

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Runs every Check suite given and sums them into one closing line:
+# "N passed, N failed, N skipped". Exits non-zero on any failure.
+set -uo pipefail
+
+passed=0 failed=0 skipped=0
+for suite in "$@"; do
+	log=$(mktemp)
+	"$suite" >"$log" 2>&1
+	status=$?
+	cat "$log"
+	summary=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" | tail -n 1)
+	suite_skips=$(grep -c '^SKIP: ' "$log")
+	rm -f "$log"
+	if [ -z "$summary" ]; then
+		echo "FAIL: $(basename "$suite") crashed or printed no summary (exit $status)"
+		failed=$((failed + 1))
+		continue
+	fi
+	read -r checks failures errors < <(echo "$summary" |
+		sed -E 's/.*Checks: ([0-9]+), Failures: ([0-9]+), Errors: ([0-9]+).*/\1 \2 \3/')
+	failed=$((failed + failures + errors))
+	passed=$((passed + checks - failures - errors - suite_skips))
+	skipped=$((skipped + suite_skips))
+	if [ "$status" -ne 0 ] && [ $((failures + errors)) -eq 0 ]; then
+		echo "FAIL: $(basename "$suite") exited $status"
+		failed=$((failed + 1))
+	fi
+done
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The probes liboptrace.so carries, read from its ELF notes with libelf. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "../../userspace/usdt_args.h"
+#include "../../userspace/usdt_notes.h"
+
+#define LIBOPTRACE OPTRACE_BUILD_DIR "/lib/liboptrace.so.1"
+
+static const struct {
+	const char *name;
+	int argc;
+} abi_probes[] = {
+	{ "rt_init", 3 },     { "op_begin", 5 },   { "op_end", 2 },	   { "op_mode", 3 },
+	{ "op_fallback", 3 }, { "task_launch", 5 }, { "task_begin", 4 }, { "task_end", 3 },
+	{ "wait_begin", 2 },  { "wait_end", 2 },
+};
+
+START_TEST(test_every_probe_has_a_semaphore)
+{
+	struct usdt_notes notes;
+	int err = usdt_notes_read(LIBOPTRACE, "optrace", &notes);
+
+	ck_assert_msg(err == 0, "reading %s: %s", LIBOPTRACE, strerror(-err));
+	ck_assert_uint_eq(notes.count, sizeof(abi_probes) / sizeof(abi_probes[0]));
+	for (size_t i = 0; i < sizeof(abi_probes) / sizeof(abi_probes[0]); i++) {
+		const struct usdt_note *note = usdt_notes_find(&notes, abi_probes[i].name);
+		struct usdt_arg args[USDT_MAX_ARGS];
+
+		ck_assert_msg(note, "probe %s missing", abi_probes[i].name);
+		ck_assert_str_eq(note->provider, "optrace");
+		ck_assert_msg(note->semaphore && note->semaphore_offset,
+			      "probe %s has no semaphore", note->name);
+		ck_assert_int_eq(usdt_args_parse(note->args, args, USDT_MAX_ARGS), abi_probes[i].argc);
+		ck_assert(note->pc_offset > 0);
+	}
+	/* Semaphores are distinct 2-byte counters. */
+	for (size_t i = 0; i < notes.count; i++)
+		for (size_t j = i + 1; j < notes.count; j++)
+			ck_assert_uint_ne(notes.notes[i].semaphore, notes.notes[j].semaphore);
+	usdt_notes_free(&notes);
+}
+END_TEST
+
+START_TEST(test_provider_filter_and_foreign_probes)
+{
+	struct usdt_notes notes;
+
+	/* The C library has probes of its own provider ("libc"), none of ours. */
+	ck_assert_int_eq(usdt_notes_read("/lib/x86_64-linux-gnu/libc.so.6", "optrace", &notes), 0);
+	ck_assert_uint_eq(notes.count, 0);
+	usdt_notes_free(&notes);
+}
+END_TEST
+
+START_TEST(test_bad_files)
+{
+	struct usdt_notes notes;
+	char path[] = "/tmp/optrace-notes-XXXXXX";
+	int fd = mkstemp(path);
+
+	ck_assert_int_eq(usdt_notes_read("/nonexistent/liboptrace.so", NULL, &notes), -ENOENT);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "\177ELF garbage", 12), 12);
+	close(fd);
+	ck_assert_int_eq(usdt_notes_read(path, NULL, &notes), -ENOEXEC);
+	ck_assert_ptr_null(notes.notes);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(test_argument_specifications)
+{
+	struct usdt_arg args[USDT_MAX_ARGS];
+
+	ck_assert_int_eq(usdt_args_parse("8@%rdi -4@%esi 8@-16(%rbp) 4@$42 -1@%r8b", args, 12), 5);
+	ck_assert_int_eq(args[0].kind, USDT_ARG_REG);
+	ck_assert_int_eq(args[0].reg, USDT_REG_RDI);
+	ck_assert_int_eq(args[0].size, 8);
+	ck_assert(!args[0].is_signed);
+	ck_assert(args[1].is_signed);
+	ck_assert_int_eq(args[1].reg, USDT_REG_RSI);
+	ck_assert_int_eq(args[2].kind, USDT_ARG_REG_DEREF);
+	ck_assert_int_eq(args[2].reg, USDT_REG_RBP);
+	ck_assert_int_eq(args[2].value, -16);
+	ck_assert_int_eq(args[3].kind, USDT_ARG_CONST);
+	ck_assert_int_eq(args[3].value, 42);
+	ck_assert_int_eq(args[4].reg, USDT_REG_R8);
+	ck_assert_int_eq(args[4].size, 1);
+	ck_assert_int_eq(usdt_args_parse("8@(%rax)", args, 12), 1);
+	ck_assert_int_eq(args[0].value, 0);
+	ck_assert_int_eq(usdt_args_parse("", args, 12), 0);
+	ck_assert_int_eq(usdt_reg_pt_regs_offset(USDT_REG_RDI), 112);
+
+	ck_assert_int_eq(usdt_args_parse("3@%rdi", args, 12), -EINVAL);
+	ck_assert_int_eq(usdt_args_parse("8@%xmm0", args, 12), -EINVAL);
+	ck_assert_int_eq(usdt_args_parse("8@-16(%rbp", args, 12), -EINVAL);
+	ck_assert_int_eq(usdt_args_parse("8@", args, 12), -EINVAL);
+	ck_assert_int_eq(usdt_args_parse("%rdi", args, 12), -EINVAL);
+	ck_assert_int_eq(usdt_args_parse("8@%rdi 8@%rsi", args, 1), -EINVAL);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("usdt_notes");
+	TCase *tc = tcase_create("elf");
+	SRunner *runner;
+	int failed;
+
+	tcase_add_test(tc, test_every_probe_has_a_semaphore);
+	tcase_add_test(tc, test_provider_filter_and_foreign_probes);
+	tcase_add_test(tc, test_bad_files);
+	tcase_add_test(tc, test_argument_specifications);
+	suite_add_tcase(suite, tc);
+
+	runner = srunner_create(suite);
+	srunner_run_all(runner, CK_NORMAL);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed ? 1 : 0;
+}
