@@ -36,9 +36,9 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all lib demo tests bench run-bench test install clean deps
+.PHONY: all lib optrace demo tests bench run-bench test install clean deps
 
-all: lib demo tests bench
+all: lib optrace $(DEMO) tests bench
 
 # A fresh machine needs nothing by hand: missing packages are installed once.
 DEPS_STAMP := $(OUTPUT)/.deps-ok
@@ -48,7 +48,8 @@ $(DEPS_STAMP): scripts/deps.sh | $(OUTPUT)
 	$(Q)touch $@
 deps: $(DEPS_STAMP)
 
-$(OUTPUT) $(OUTPUT)/probes $(OUTPUT)/demo $(OUTPUT)/tests $(OUTPUT)/bench $(LIB_DIR) $(BIN_DIR):
+$(OUTPUT) $(OUTPUT)/probes $(OUTPUT)/demo $(OUTPUT)/tests $(OUTPUT)/bench $(OUTPUT)/bpf \
+$(OUTPUT)/userspace $(LIB_DIR) $(BIN_DIR):
 	$(Q)mkdir -p $@
 
 # ---- liboptrace: the probes ------------------------------------------------
@@ -78,6 +79,55 @@ $(LIBOPTRACE): $(LIBOPTRACE_OBJS) $(PROBES_OBJ) probes/liboptrace.map | $(LIB_DI
 	$(Q)ln -sf $(LIBOPTRACE_SONAME) $(LIB_DIR)/liboptrace.so
 
 lib: $(LIBOPTRACE)
+
+# ---- BPF programs and the optrace command -----------------------------------
+
+CLANG ?= clang
+LLVM_STRIP ?= llvm-strip
+BPFTOOL ?= bpftool
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+BPF_DIR := $(OUTPUT)/bpf
+VMLINUX := $(BPF_DIR)/vmlinux.h
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BPF_DIR)/%.bpf.o,$(BPF_SRCS))
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BPF_DIR)/%.skel.h,$(BPF_SRCS))
+# Like libbpf-tools: the host's system headers after the BPF ones (asm/ types).
+BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
+	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+OPTRACE_SRCS := $(wildcard userspace/*.c) probes/names.c
+OPTRACE_OBJS := $(patsubst %.c,$(OUTPUT)/userspace/%.o,$(notdir $(OPTRACE_SRCS)))
+OPTRACE := $(BIN_DIR)/optrace
+OPTRACE_CFLAGS := $(ALL_CFLAGS) -I$(BPF_DIR) -DOPTRACE_VERSION='"$(VERSION)"'
+
+# The running kernel's types: CO-RE relocates against the target's at load.
+$(VMLINUX): | $(OUTPUT)/bpf $(DEPS_STAMP)
+	$(call msg,GEN,$@)
+	$(Q)test -r /sys/kernel/btf/vmlinux || { echo "no kernel BTF (/sys/kernel/btf/vmlinux): optrace needs CONFIG_DEBUG_INFO_BTF=y" >&2; exit 1; }
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BPF_DIR)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(VMLINUX) | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BPF_DIR) -Ibpf \
+		$(BPF_SYS_INCLUDES) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(BPF_DIR)/%.skel.h: $(BPF_DIR)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(OUTPUT)/userspace/%.o: userspace/%.c $(wildcard userspace/*.h bpf/*.h) $(BPF_SKELS) | $(OUTPUT)/userspace
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(OPTRACE_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/userspace/names.o: probes/names.c | $(OUTPUT)/userspace
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(OPTRACE_CFLAGS) -c $< -o $@
+
+$(OPTRACE): $(OPTRACE_OBJS) | $(BIN_DIR)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) -pthread -o $@ $^ -lbpf -lelf -lz -ldl
+
+optrace: $(OPTRACE)
 
 # ---- the demo array runtime --------------------------------------------------
 

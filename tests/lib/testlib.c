@@ -198,6 +198,26 @@ int counts_diff(const struct counts *expected, const struct counts *actual, char
 	       diff_one_way(actual, expected, false, message, size);
 }
 
+/*
+ * "launch TASK COUNT POINTS" (COUNT left in line) becomes "launch TASK" =
+ * COUNT and "points TASK" = POINTS. Returns COUNT, or -1.
+ */
+static long split_launch(struct counts *counts, char *line, long points)
+{
+	char *last_space = strrchr(line, ' '), *end, key[512];
+	long count;
+
+	if (!last_space || last_space == line + 6)
+		return -1;
+	count = strtol(last_space + 1, &end, 10);
+	if (*end || count < 0)
+		return -1;
+	*last_space = '\0';
+	snprintf(key, sizeof(key), "points %s", line + 7);
+	counts_add(counts, key, points);
+	return count;
+}
+
 int truth_parse(const char *path, struct counts *counts)
 {
 	FILE *file = fopen(path, "re");
@@ -231,6 +251,10 @@ int truth_parse(const char *path, struct counts *counts)
 		if (*end || count < 0)
 			goto malformed;
 		*last_space = '\0';
+		if (!strncmp(line, "launch ", 7))
+			count = split_launch(counts, line, count);
+		if (count < 0)
+			goto malformed;
 		counts_add(counts, line, count);
 	}
 	free(line);

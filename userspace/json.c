@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdint.h>
+#include <string.h>
+
+#include "json.h"
+
+/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
+static int utf8_sequence_length(const unsigned char *s)
+{
+	int length, i;
+	uint32_t code;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0) {
+		length = 2;
+		code = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		length = 3;
+		code = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		length = 4;
+		code = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	for (i = 1; i < length; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		code = (code << 6) | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values past U+10FFFF are invalid. */
+	if ((length == 2 && code < 0x80) || (length == 3 && code < 0x800) ||
+	    (length == 4 && (code < 0x10000 || code > 0x10ffff)) ||
+	    (code >= 0xd800 && code <= 0xdfff))
+		return 0;
+	return length;
+}
+
+void json_string(FILE *out, const char *text)
+{
+	const unsigned char *s = (const unsigned char *)text;
+
+	fputc('"', out);
+	while (*s) {
+		int length = utf8_sequence_length(s);
+
+		if (length == 0) {
+			fputs("\\ufffd", out);
+			s++;
+		} else if (*s == '"' || *s == '\\') {
+			fprintf(out, "\\%c", *s++);
+		} else if (*s < 0x20 || *s == 0x7f) {
+			fprintf(out, "\\u%04x", *s++);
+		} else {
+			fwrite(s, 1, (size_t)length, out);
+			s += length;
+		}
+	}
+	fputc('"', out);
+}

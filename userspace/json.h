@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef OPTRACE_JSON_H
+#define OPTRACE_JSON_H
+
+#include <stdio.h>
+
+/*
+ * Writes s as a JSON string literal. The text comes from the traced process
+ * and is untrusted: quotes, backslashes and control characters are escaped,
+ * and bytes that are not valid UTF-8 become U+FFFD, so the output is always
+ * valid JSON.
+ */
+void json_string(FILE *out, const char *s);
+
+#endif /* OPTRACE_JSON_H */

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * optrace: traces the operations of array runtimes through liboptrace's
+ * USDT probes. `optrace COMMAND --help` describes each command.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+
+int verbose;
+
+int libbpf_print(enum libbpf_print_level level, const char *format, va_list args)
+{
+	if (level == LIBBPF_DEBUG && verbose < 2)
+		return 0;
+	if (!verbose)
+		return 0;
+	return vfprintf(stderr, format, args);
+}
+
+const char *tracing_unavailable(void)
+{
+	if (geteuid() != 0)
+		return "optrace needs root to load BPF programs and attach uprobes: run it with sudo";
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return "this kernel has no BTF (/sys/kernel/btf/vmlinux): optrace needs a kernel "
+		       "built with CONFIG_DEBUG_INFO_BTF=y";
+	if (access("/sys/bus/event_source/devices/uprobe/type", R_OK))
+		return "this kernel has no uprobes (/sys/bus/event_source/devices/uprobe): optrace "
+		       "needs a kernel built with CONFIG_UPROBE_EVENTS=y";
+	return NULL;
+}
+
+const char *default_liboptrace(char *buffer, unsigned long size)
+{
+	char self[4096];
+	struct link_map *map = NULL;
+	ssize_t length;
+	void *handle;
+	char *slash;
+
+	/* The liboptrace installed beside optrace: PREFIX/bin/../lib. */
+	length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (length > 0) {
+		self[length] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(buffer, size, "%s/../lib/liboptrace.so.1", self);
+			if (!access(buffer, R_OK))
+				return buffer;
+		}
+	}
+	/* Else the one the dynamic linker finds. */
+	handle = dlopen("liboptrace.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (handle && !dlinfo(handle, RTLD_DI_LINKMAP, &map) && map && map->l_name[0]) {
+		snprintf(buffer, size, "%s", map->l_name);
+		dlclose(handle);
+		return buffer;
+	}
+	if (handle)
+		dlclose(handle);
+	return NULL;
+}
+
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{ "list", cmd_list, "the optrace probes of a process or file, and their semaphores" },
+	{ "stat", cmd_stat, "per-operation and per-task aggregates, counted in the kernel" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: optrace COMMAND [OPTION...]\n\n"
+		     "Traces the operations of array runtimes (liboptrace's USDT probes).\n\n"
+		     "Commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\nExamples:\n"
+		     "  optrace list -p 1234              # probes of process 1234\n"
+		     "  optrace stat -p 1234 -d 10        # aggregate 10 s of process 1234\n"
+		     "  optrace stat -- ./runtime --args  # run a command and trace it\n"
+		     "  optrace stat -a 5                 # every runtime, every 5 s\n\n"
+		     "`optrace COMMAND --help` describes each command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("optrace " OPTRACE_VERSION "\n");
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "optrace: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The aggregates of `optrace stat` as read from the kernel, summed over CPUs,
+ * and what is derived from them: percentiles, per-operation summaries, the
+ * roll-up of helpers into the operations the user called. Pure C: the unit
+ * tests build snapshots by hand.
+ */
+#ifndef OPTRACE_STAT_MODEL_H
+#define OPTRACE_STAT_MODEL_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "../bpf/stat.h"
+
+struct op_row {
+	struct op_key key;
+	struct latency latency;
+};
+
+struct task_row {
+	struct task_key key;
+	struct latency latency;
+};
+
+struct launch_row {
+	struct launch_key key;
+	struct launch_stats stats;
+};
+
+struct fallback_row {
+	struct fallback_key key;
+	__u64 count;
+};
+
+struct wait_row {
+	struct wait_key key;
+	struct latency latency;
+};
+
+struct string_row {
+	struct string_key key;
+	struct string_value value;
+};
+
+struct stat_snapshot {
+	struct op_row *ops;
+	size_t op_count;
+	struct task_row *tasks;
+	size_t task_count;
+	struct launch_row *launches;
+	size_t launch_count;
+	struct fallback_row *fallbacks;
+	size_t fallback_count;
+	struct wait_row *waits;
+	size_t wait_count;
+	struct string_row *strings;
+	size_t string_count;
+	__u64 losses[STAT_LOSS__COUNT];
+};
+
+void stat_snapshot_free(struct stat_snapshot *snapshot);
+
+/* Adds from into into: counts, sums, extremes and histograms. */
+void latency_merge(struct latency *into, const struct latency *from);
+
+/* The p-th quantile (0..1) in ns, interpolated within its log2 bucket. */
+double latency_percentile(const struct latency *latency, double p);
+
+/*
+ * The name at address in process tgid: "(unknown)" for 0, "(unreadable)"
+ * or the text with "..." when truncated. Never NULL; valid until the
+ * snapshot is freed or buffer reused.
+ */
+const char *stat_string(const struct stat_snapshot *snapshot, __u32 tgid, __u64 address,
+			char *buffer, size_t size);
+
+/* The processes in the snapshot, ascending; returns how many (<= max). */
+size_t stat_processes(const struct stat_snapshot *snapshot, __u32 *tgids, size_t max);
+
+struct stat_print_options {
+	bool show_helpers; /* list nested operations under their parents */
+	bool json;
+};
+
+/* One report of every process in the snapshot. */
+void stat_print(FILE *out, const struct stat_snapshot *snapshot,
+		const struct stat_print_options *options);
+
+const char *stat_loss_name(int loss);
+
+#endif /* OPTRACE_STAT_MODEL_H */

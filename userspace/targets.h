@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Finding liboptrace in processes. */
+#ifndef OPTRACE_TARGETS_H
+#define OPTRACE_TARGETS_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct library {
+	char path[PATH_MAX]; /* as this process can open it: /proc/PID/root/... */
+	char mapped_path[PATH_MAX]; /* as the target names it */
+	dev_t dev;
+	ino_t ino;
+};
+
+/*
+ * The liboptrace that process pid maps. Returns 0, -ESRCH (no such process),
+ * -EACCES (not allowed to read its mappings) or -ENOENT (no liboptrace).
+ */
+int find_liboptrace(pid_t pid, struct library *library);
+
+/* True if the file name is liboptrace's: liboptrace.so, .so.1, .so.1.2.3. */
+int is_liboptrace_name(const char *path);
+
+/* The process's command name (comm), or "?" when it is gone. */
+void process_name(pid_t pid, char *name, size_t size);
+
+/*
+ * Every process that maps liboptrace, by pid (callback returns non-zero to
+ * stop). Returns 0 or a negative errno.
+ */
+int for_each_liboptrace_process(int (*callback)(pid_t pid, const struct library *library,
+						void *ctx),
+				void *ctx);
+
+#endif /* OPTRACE_TARGETS_H */
