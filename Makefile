@@ -164,7 +164,7 @@ demo: $(DEMO)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(OUTPUT)/tests/lib_%.o,$(TEST_HELPER_SRCS)) \
-	$(OUTPUT)/tests/us_usdt_notes.o $(OUTPUT)/tests/us_usdt_args.o
+	$(patsubst %,$(OUTPUT)/tests/us_%.o,usdt_notes usdt_args stat_model json)
 TEST_SRCS := $(wildcard tests/unit/test_*.c tests/integration/test_*.c)
 TEST_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(TEST_SRCS)))
 TEST_CFLAGS := $(ALL_CFLAGS) -Itests/lib -DOPTRACE_BUILD_DIR='"$(OUTPUT)"'
@@ -184,7 +184,7 @@ $(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) $(PRO
 tests: $(TEST_BINS)
 
 # One line "N passed, N failed" over every suite; non-zero on any failure.
-test: $(TEST_BINS) $(DEMO)
+test: $(TEST_BINS) $(DEMO) $(OPTRACE)
 	$(Q)tests/run.sh $(TEST_BINS)
 
 # ---- benchmarks --------------------------------------------------------------

@@ -4,8 +4,7 @@
 
 #include "json.h"
 
-/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
-static int utf8_sequence_length(const unsigned char *s)
+int utf8_sequence_length(const unsigned char *s)
 {
 	int length, i;
 	uint32_t code;

@@ -12,4 +12,7 @@
  */
 void json_string(FILE *out, const char *s);
 
+/* Length of the valid UTF-8 sequence at s (1 to 4), or 0 if it is not one. */
+int utf8_sequence_length(const unsigned char *s);
+
 #endif /* OPTRACE_JSON_H */

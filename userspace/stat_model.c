@@ -200,14 +200,28 @@ static int compare_summaries(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
-/* Names from the process are untrusted: keep a text table one line a row. */
+/*
+ * Names from the process are untrusted: control characters and bytes that
+ * are not UTF-8 become '?', so a table keeps one line a row.
+ */
 static const char *printable(const char *text, char *buffer, size_t size)
 {
-	size_t i;
+	const unsigned char *s = (const unsigned char *)text;
+	size_t used = 0;
 
-	for (i = 0; text[i] && i + 1 < size; i++)
-		buffer[i] = (unsigned char)text[i] < 0x20 || text[i] == 0x7f ? '?' : text[i];
-	buffer[i] = '\0';
+	while (*s && used + 5 < size) {
+		int length = utf8_sequence_length(s);
+
+		if (length == 0 || *s < 0x20 || *s == 0x7f) {
+			buffer[used++] = '?';
+			s++;
+			continue;
+		}
+		memcpy(buffer + used, s, (size_t)length);
+		used += (size_t)length;
+		s += length;
+	}
+	buffer[used] = '\0';
 	return buffer;
 }
 

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * optrace stat against the demo runtime: real BPF programs in this kernel,
+ * real processes, and the demo's own ground truth to compare with.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json_read.h"
+#include "testlib.h"
+
+#define OPTRACE OPTRACE_BUILD_DIR "/bin/optrace"
+#define DEMO OPTRACE_BUILD_DIR "/bin/optrace-demo"
+
+static char *dir;
+
+static void setup(void)
+{
+	dir = make_temp_dir();
+}
+
+static void teardown(void)
+{
+	rm_rf(dir);
+	free(dir);
+}
+
+static char *path_in_dir(const char *name)
+{
+	char *path;
+
+	ck_assert_int_gt(asprintf(&path, "%s/%s", dir, name), 0);
+	return path;
+}
+
+/* optrace stat --json output as truth-like counts, summed over processes. */
+static void stat_counts(const char *json_path, struct counts *counts, int *processes)
+{
+	char *text = read_file(json_path), key[512];
+	struct jv *root = text ? jv_parse(text) : NULL;
+	const struct jv *list = jv_get(root, "processes");
+
+	ck_assert_msg(list && list->type == JV_ARRAY, "not optrace's JSON:\n%.2000s",
+		      text ? text : "(unreadable)");
+	*processes = (int)list->count;
+	for (size_t p = 0; p < list->count; p++) {
+		const struct jv *process = list->items[p], *items;
+
+		items = jv_get(process, "operations");
+		for (size_t i = 0; items && i < items->count; i++) {
+			const struct jv *op = items->items[i], *modes = jv_get(op, "modes");
+			const char *name = jv_string(op, "name");
+			long count = (long)jv_number(op, "count"), errors = (long)jv_number(op, "errors");
+
+			snprintf(key, sizeof(key), "op %s %.0f", name, jv_number(op, "depth"));
+			counts_add(counts, key, count);
+			snprintf(key, sizeof(key), "status %s ok", name);
+			if (count - errors)
+				counts_add(counts, key, count - errors);
+			snprintf(key, sizeof(key), "status %s error", name);
+			if (errors)
+				counts_add(counts, key, errors);
+			for (size_t m = 0; modes && m < modes->count; m++) {
+				if (!strcmp(jv_string(modes->items[m], "mode"), "unset"))
+					continue;
+				snprintf(key, sizeof(key), "mode %s %s %s", name,
+					 jv_string(modes->items[m], "mode"),
+					 jv_string(modes->items[m], "reason"));
+				counts_add(counts, key, (long)jv_number(modes->items[m], "count"));
+			}
+		}
+		items = jv_get(process, "fallbacks");
+		for (size_t i = 0; items && i < items->count; i++) {
+			snprintf(key, sizeof(key), "fallback %s %s",
+				 jv_string(items->items[i], "operation"),
+				 jv_string(items->items[i], "reason"));
+			counts_add(counts, key, (long)jv_number(items->items[i], "count"));
+		}
+		items = jv_get(process, "launches");
+		for (size_t i = 0; items && i < items->count; i++) {
+			snprintf(key, sizeof(key), "launch %s", jv_string(items->items[i], "name"));
+			counts_add(counts, key, (long)jv_number(items->items[i], "count"));
+			snprintf(key, sizeof(key), "points %s", jv_string(items->items[i], "name"));
+			counts_add(counts, key, (long)jv_number(items->items[i], "points"));
+		}
+		items = jv_get(process, "tasks");
+		for (size_t i = 0; items && i < items->count; i++) {
+			snprintf(key, sizeof(key), "task %s %s", jv_string(items->items[i], "name"),
+				 jv_string(items->items[i], "variant"));
+			counts_add(counts, key, (long)jv_number(items->items[i], "count"));
+		}
+		items = jv_get(process, "waits");
+		for (size_t i = 0; items && i < items->count; i++) {
+			snprintf(key, sizeof(key), "wait %s", jv_string(items->items[i], "kind"));
+			counts_add(counts, key, (long)jv_number(items->items[i], "count"));
+		}
+	}
+	ck_assert_msg(jv_number(jv_get(root, "lost"), "map_full") == 0, "optrace lost events");
+	jv_free(root);
+	free(text);
+}
+
+
+/* optrace stat --json -- optrace-demo ARGS: its counts must equal the truth. */
+static void check_command(const char *const demo_args[], int expected_processes)
+{
+	char *json = path_in_dir("stat.json"), *truth_path = path_in_dir("truth.txt");
+	char *argv[40], message[8192];
+	struct counts truth = { 0 }, traced = { 0 };
+	int argc = 0, status, processes;
+
+	argv[argc++] = OPTRACE;
+	argv[argc++] = "stat";
+	argv[argc++] = "--json";
+	argv[argc++] = "--";
+	argv[argc++] = DEMO;
+	for (int i = 0; demo_args[i]; i++)
+		argv[argc++] = (char *)demo_args[i];
+	argv[argc++] = "--truth";
+	argv[argc++] = truth_path;
+	argv[argc++] = "-q";
+	argv[argc] = NULL;
+	status = run_command(argv, json, NULL, 240);
+	ck_assert_msg(status == 0, "optrace stat -- optrace-demo failed (status %d)", status);
+
+	ck_assert_int_ge(truth_parse(truth_path, &truth), 1);
+	stat_counts(json, &traced, &processes);
+	ck_assert_int_eq(processes, expected_processes);
+	ck_assert_msg(counts_diff(&truth, &traced, message, sizeof(message)) == 0,
+		      "optrace stat differs from the ground truth:\n%s", message);
+	counts_free(&truth);
+	counts_free(&traced);
+	free(json);
+	free(truth_path);
+}
+
+#define NEED_BPF()                                           \
+	do {                                                 \
+		const char *why = bpf_unavailable_reason();  \
+		if (why)                                     \
+			SKIP_TEST("%s", why);                \
+	} while (0)
+
+START_TEST(test_jacobi)
+{
+	static const char *const args[] = { "--workload", "jacobi", NULL };
+
+	NEED_BPF();
+	check_command(args, 1);
+}
+END_TEST
+
+START_TEST(test_stats)
+{
+	static const char *const args[] = { "--workload", "stats", NULL };
+
+	NEED_BPF();
+	check_command(args, 1);
+}
+END_TEST
+
+START_TEST(test_fallback)
+{
+	static const char *const args[] = { "--workload", "fallback", NULL };
+
+	NEED_BPF();
+	check_command(args, 1);
+}
+END_TEST
+
+START_TEST(test_openmp_threads)
+{
+	static const char *const args[] = { "--workload", "all", "--omp", "2", "--threads", "2",
+					    NULL };
+
+	NEED_BPF();
+	check_command(args, 1);
+}
+END_TEST
+
+START_TEST(test_follows_children)
+{
+	static const char *const args[] = { "--workload", "stats", "--procs", "3", NULL };
+
+	NEED_BPF();
+	check_command(args, 3);
+}
+END_TEST
+
+/* A demo running until signalled; returns its pid. */
+static pid_t start_forever_demo(const char *truth_name)
+{
+	char *truth_path = path_in_dir(truth_name);
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl(DEMO, DEMO, "--forever", "--workload", "stats", "--size", "20000", "-q",
+		      "--truth", truth_path, (char *)NULL);
+		_exit(127);
+	}
+	free(truth_path);
+	usleep(200 * 1000); /* let it map liboptrace and start */
+	return pid;
+}
+
+static int stop_demo(pid_t pid)
+{
+	int status;
+
+	kill(pid, SIGTERM);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+static long total_ops(const char *json_path, int *processes)
+{
+	struct counts traced = { 0 };
+	long total = 0;
+
+	stat_counts(json_path, &traced, processes);
+	for (size_t i = 0; i < traced.length; i++) {
+		if (!strncmp(traced.entries[i].key, "op ", 3))
+			total += traced.entries[i].count;
+	}
+	counts_free(&traced);
+	return total;
+}
+
+static bool semaphores_armed(pid_t pid)
+{
+	char pid_text[16], *out = path_in_dir("list.txt"), *text;
+	char *argv[] = { OPTRACE, "list", "-p", pid_text, NULL };
+	bool armed;
+
+	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	ck_assert_int_eq(run_command(argv, out, NULL, 30), 0);
+	text = read_file(out);
+	ck_assert_msg(strstr(text, "op_begin"), "optrace list shows no probes:\n%s", text);
+	armed = strstr(text, " yes(") != NULL;
+	free(text);
+	free(out);
+	return armed;
+}
+
+START_TEST(test_attach_and_detach_live)
+{
+	char pid_text[16], *json = path_in_dir("live.json");
+	char *argv[] = { OPTRACE, "stat", "--json", "-d", "2", "-p", pid_text, NULL };
+	int status, processes;
+	pid_t demo;
+
+	NEED_BPF();
+	demo = start_forever_demo("truth.txt");
+	snprintf(pid_text, sizeof(pid_text), "%d", demo);
+	ck_assert(!semaphores_armed(demo));
+	status = run_command(argv, json, NULL, 60);
+	ck_assert_int_eq(status, 0);
+	ck_assert_int_gt(total_ops(json, &processes), 0);
+	ck_assert_int_eq(processes, 1);
+	/* Detached: the semaphores are back to 0 and the demo runs on. */
+	ck_assert(!semaphores_armed(demo));
+	ck_assert_int_eq(kill(demo, 0), 0);
+	status = stop_demo(demo);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the demo failed after detach");
+	free(json);
+}
+END_TEST
+
+START_TEST(test_two_pids_and_all)
+{
+	char pid_a[16], pid_b[16], *json = path_in_dir("two.json");
+	char *by_pid[] = { OPTRACE, "stat", "--json", "-d", "2", "-p", pid_a, "-p", pid_b, NULL };
+	char *all[] = { OPTRACE, "stat", "--json", "-d", "2", "-a", NULL };
+	pid_t a, b;
+	int processes;
+
+	NEED_BPF();
+	a = start_forever_demo("truth_a.txt");
+	b = start_forever_demo("truth_b.txt");
+	snprintf(pid_a, sizeof(pid_a), "%d", a);
+	snprintf(pid_b, sizeof(pid_b), "%d", b);
+	ck_assert_int_eq(run_command(by_pid, json, NULL, 60), 0);
+	ck_assert_int_gt(total_ops(json, &processes), 0);
+	ck_assert_int_eq(processes, 2);
+	ck_assert_int_eq(run_command(all, json, NULL, 60), 0);
+	ck_assert_int_gt(total_ops(json, &processes), 0);
+	ck_assert_int_ge(processes, 2);
+	stop_demo(a);
+	stop_demo(b);
+	free(json);
+}
+END_TEST
+
+START_TEST(test_target_exits_mid_trace)
+{
+	char pid_text[16], *json = path_in_dir("exit.json");
+	char *argv[] = { OPTRACE, "stat", "--json", "-p", pid_text, NULL };
+	struct timespec start, end;
+	int processes;
+	pid_t demo, tracer;
+
+	NEED_BPF();
+	demo = start_forever_demo("truth.txt");
+	snprintf(pid_text, sizeof(pid_text), "%d", demo);
+	tracer = fork();
+	ck_assert_int_ge(tracer, 0);
+	if (tracer == 0)
+		_exit(run_command(argv, json, NULL, 60) == 0 ? 0 : 1);
+	sleep(2);
+	stop_demo(demo);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	/* optrace notices the target is gone, prints and exits by itself. */
+	{
+		int status;
+
+		ck_assert_int_eq(waitpid(tracer, &status, 0), tracer);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	ck_assert_int_lt(end.tv_sec - start.tv_sec, 30);
+	ck_assert_int_gt(total_ops(json, &processes), 0);
+	free(json);
+}
+END_TEST
+
+START_TEST(test_sigint_prints_and_exits)
+{
+	char pid_text[16], *out = path_in_dir("sigint.txt"), *text;
+	pid_t demo, tracer;
+	int status;
+
+	NEED_BPF();
+	demo = start_forever_demo("truth.txt");
+	snprintf(pid_text, sizeof(pid_text), "%d", demo);
+	tracer = fork();
+	ck_assert_int_ge(tracer, 0);
+	if (tracer == 0) {
+		if (!freopen(out, "w", stdout))
+			_exit(126);
+		execl(OPTRACE, OPTRACE, "stat", "-p", pid_text, (char *)NULL);
+		_exit(127);
+	}
+	sleep(2);
+	kill(tracer, SIGINT);
+	ck_assert_int_eq(waitpid(tracer, &status, 0), tracer);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "optrace stat: status %d",
+		      status);
+	text = read_file(out);
+	ck_assert_msg(strstr(text, "OPERATION") && strstr(text, "demo."),
+		      "no table after SIGINT:\n%s", text);
+	ck_assert(!semaphores_armed(demo));
+	stop_demo(demo);
+	free(text);
+	free(out);
+}
+END_TEST
+
+START_TEST(test_clear_errors)
+{
+	char *err_path = path_in_dir("err.txt"), *text;
+	char *no_process[] = { OPTRACE, "stat", "-p", "999999999", NULL };
+	char *no_library[] = { OPTRACE, "stat", "-p", "1", NULL };
+	char *no_target[] = { OPTRACE, "stat", NULL };
+
+	NEED_BPF();
+	ck_assert_int_ne(run_command(no_process, NULL, err_path, 30), 0);
+	text = read_file(err_path);
+	ck_assert_msg(strstr(text, "no process 999999999"), "%s", text);
+	free(text);
+	ck_assert_int_ne(run_command(no_library, NULL, err_path, 30), 0);
+	text = read_file(err_path);
+	ck_assert_msg(strstr(text, "does not map liboptrace"), "%s", text);
+	free(text);
+	ck_assert_int_eq(WEXITSTATUS(run_command(no_target, NULL, err_path, 30)), 2);
+	free(err_path);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("stat");
+	TCase *tc = tcase_create("demo");
+	SRunner *runner;
+	int failed;
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_jacobi);
+	tcase_add_test(tc, test_stats);
+	tcase_add_test(tc, test_fallback);
+	tcase_add_test(tc, test_openmp_threads);
+	tcase_add_test(tc, test_follows_children);
+	tcase_add_test(tc, test_attach_and_detach_live);
+	tcase_add_test(tc, test_two_pids_and_all);
+	tcase_add_test(tc, test_target_exits_mid_trace);
+	tcase_add_test(tc, test_sigint_prints_and_exits);
+	tcase_add_test(tc, test_clear_errors);
+	suite_add_tcase(suite, tc);
+
+	runner = srunner_create(suite);
+	srunner_run_all(runner, CK_NORMAL);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed ? 1 : 0;
+}
