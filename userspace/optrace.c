@@ -4,6 +4,7 @@
  * USDT probes. `optrace COMMAND --help` describes each command.
  */
 #define _GNU_SOURCE
+#include <argp.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
@@ -98,6 +99,8 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	/* Usage errors exit 2, runtime failures 1, as with the other commands. */
+	argp_err_exit_status = 2;
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

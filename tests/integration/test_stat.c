@@ -366,10 +366,19 @@ START_TEST(test_clear_errors)
 {
 	char *err_path = path_in_dir("err.txt"), *text;
 	char *no_process[] = { OPTRACE, "stat", "-p", "999999999", NULL };
-	char *no_library[] = { OPTRACE, "stat", "-p", "1", NULL };
+	char sleeper_pid[16], *no_library[] = { OPTRACE, "stat", "-p", sleeper_pid, NULL };
 	char *no_target[] = { OPTRACE, "stat", NULL };
+	pid_t sleeper;
 
 	NEED_BPF();
+	sleeper = fork();
+	ck_assert_int_ge(sleeper, 0);
+	if (sleeper == 0) {
+		execlp("sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	snprintf(sleeper_pid, sizeof(sleeper_pid), "%d", sleeper);
+	usleep(100 * 1000);
 	ck_assert_int_ne(run_command(no_process, NULL, err_path, 30), 0);
 	text = read_file(err_path);
 	ck_assert_msg(strstr(text, "no process 999999999"), "%s", text);
@@ -378,6 +387,8 @@ START_TEST(test_clear_errors)
 	text = read_file(err_path);
 	ck_assert_msg(strstr(text, "does not map liboptrace"), "%s", text);
 	free(text);
+	kill(sleeper, SIGKILL);
+	waitpid(sleeper, NULL, 0);
 	ck_assert_int_eq(WEXITSTATUS(run_command(no_target, NULL, err_path, 30)), 2);
 	free(err_path);
 }
