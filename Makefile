@@ -155,9 +155,11 @@ $(DEMO): $(DEMO_OBJS) $(DEMO_LIB) $(LIBOPTRACE) | $(BIN_DIR)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) -fopenmp -pthread -o $@ $(DEMO_OBJS) $(DEMO_LIB) $(LINK_OPTRACE) -lm
 
-# `make demo` runs the main job; the binary alone is `make $(DEMO)`.
-demo: $(DEMO)
-	$(Q)$(DEMO) $(DEMO_ARGS)
+# The main job: run the demo workload under `optrace stat` and print the
+# report (the demo's own ground truth goes to .output/demo-truth.txt).
+DEMO_ARGS ?= --workload all --omp 1
+demo: $(DEMO) $(OPTRACE)
+	$(Q)$(OPTRACE) stat --show-helpers -- $(DEMO) $(DEMO_ARGS) --truth $(OUTPUT)/demo-truth.txt
 
 # ---- tests -------------------------------------------------------------------
 
