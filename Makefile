@@ -111,6 +111,12 @@ $(BPF_DIR)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(VMLINUX) | $(OUTPUT)/bpf
 		$(BPF_SYS_INCLUDES) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
 
+$(BPF_DIR)/%.bpf.o: bench/%.bpf.c $(VMLINUX) | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BPF_DIR) -Ibpf \
+		$(BPF_SYS_INCLUDES) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
 $(BPF_DIR)/%.skel.h: $(BPF_DIR)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
@@ -191,7 +197,7 @@ test: $(TEST_BINS) $(DEMO) $(OPTRACE)
 
 # ---- benchmarks --------------------------------------------------------------
 
-BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard bench/*.c))
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS)) \
 	$(OUTPUT)/bench/probe_untraced-noplt
 
@@ -204,9 +210,16 @@ $(OUTPUT)/bench/%-noplt: bench/%.c $(LIBOPTRACE) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -fno-plt -o $@ $< $(LINK_OPTRACE)
 
+# The uprobe floor: empty programs attached as optrace attaches its own.
+$(OUTPUT)/bench/floor: bench/floor.c $(BPF_DIR)/floor.skel.h $(OUTPUT)/userspace/attach.o \
+		$(OUTPUT)/userspace/targets.o | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(OPTRACE_CFLAGS) -o $@ $< $(OUTPUT)/userspace/attach.o \
+		$(OUTPUT)/userspace/targets.o -lbpf -lelf -lz
+
 bench: $(BENCH_BINS)
 
-run-bench: $(BENCH_BINS)
+run-bench: $(BENCH_BINS) $(OPTRACE)
 	$(Q)bench/run.sh $(OUTPUT)
 
 # ---- install -----------------------------------------------------------------

@@ -80,6 +80,7 @@ static const struct {
 } commands[] = {
 	{ "list", cmd_list, "the optrace probes of a process or file, and their semaphores" },
 	{ "stat", cmd_stat, "per-operation and per-task aggregates, counted in the kernel" },
+	{ "top", cmd_top, "the same aggregates as a live screen, slowest first" },
 };
 
 static void usage(FILE *out)
@@ -93,7 +94,8 @@ static void usage(FILE *out)
 		     "  optrace list -p 1234              # probes of process 1234\n"
 		     "  optrace stat -p 1234 -d 10        # aggregate 10 s of process 1234\n"
 		     "  optrace stat -- ./runtime --args  # run a command and trace it\n"
-		     "  optrace stat -a 5                 # every runtime, every 5 s\n\n"
+		     "  optrace stat -a 5                 # every runtime, every 5 s\n"
+		     "  optrace top -p 1234               # a live screen\n\n"
 		     "`optrace COMMAND --help` describes each command.\n");
 }
 

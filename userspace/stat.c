@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -40,6 +41,8 @@ static struct {
 	int duration_s;
 	const char *library;
 	struct stat_print_options print;
+	bool top;	 /* optrace top: a live screen */
+	bool cumulative; /* top: totals since start, not per interval */
 } env;
 
 static volatile sig_atomic_t exiting;
@@ -60,6 +63,16 @@ static const char doc[] =
 	"    optrace stat --json -- ./app -n 10 # run a command, trace it and its children\n"
 	"    optrace stat --show-helpers -p 1234  # helper operations under their callers\n";
 
+static const char top_doc[] =
+	"A live screen of the operations of running runtimes, slowest first,\n"
+	"refreshed every interval (default 1 s). Counted in the kernel as by stat.\n"
+	"\n"
+	"USAGE: optrace top [-p PID]... [-a] [-C] [--show-helpers] [INTERVAL]\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    optrace top -p 1234        # one process, per-second view\n"
+	"    optrace top -a -C 2        # every runtime, totals since start, every 2 s\n";
+
 enum {
 	OPT_JSON = 0x100,
 	OPT_SHOW_HELPERS,
@@ -75,6 +88,16 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "lib", OPT_LIB, "PATH", 0,
 	  "liboptrace to attach to with -- and -a (default: the one installed with optrace)", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
+	{},
+};
+
+static const struct argp_option top_options[] = {
+	{ "pid", 'p', "PID", 0, "Watch this process (repeatable)", 0 },
+	{ "all", 'a', NULL, 0, "Watch every process that maps liboptrace, also later ones", 0 },
+	{ "cumulative", 'C', NULL, 0, "Totals since start instead of per interval", 0 },
+	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
+	  0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
 	{},
 };
@@ -110,6 +133,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'v':
 		verbose++;
 		return 0;
+	case 'C':
+		env.cumulative = true;
+		return 0;
 	case OPT_JSON:
 		env.print.json = true;
 		return 0;
@@ -129,6 +155,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		positional++;
 		return 0;
 	case ARGP_KEY_END:
+		if (env.top && (env.command || env.count))
+			argp_error(state, "top watches running processes: -p PID... or -a");
 		if (!!env.pid_count + env.all + !!env.command != 1)
 			argp_error(state, "give one kind of target: -p PID..., -a, or -- COMMAND");
 		return 0;
@@ -289,6 +317,33 @@ static bool targets_alive(struct tracer *tracer)
 	return false;
 }
 
+/* The report, cut to the terminal: top's screen. */
+static void print_screen(const struct stat_snapshot *snapshot)
+{
+	struct winsize size = { .ws_row = 24, .ws_col = 80 };
+	char *text = NULL, *line, *save;
+	size_t length = 0;
+	time_t now = time(NULL);
+	char stamp[32];
+	FILE *report;
+	int rows = 1;
+
+	ioctl(STDOUT_FILENO, TIOCGWINSZ, &size);
+	report = open_memstream(&text, &length);
+	if (!report)
+		return;
+	stat_print(report, snapshot, &env.print);
+	fclose(report);
+	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&now));
+	/* Home, clear, then as many lines as fit, each cut to the width. */
+	printf("\033[H\033[2Joptrace top - %s - %s, every %d s (Ctrl-C quits)\n", stamp,
+	       env.cumulative ? "totals since start" : "this interval", env.interval_s);
+	for (line = strtok_r(text, "\n", &save); line && rows < size.ws_row - 1;
+	     line = strtok_r(NULL, "\n", &save), rows++)
+		printf("%.*s\n", size.ws_col, line);
+	free(text);
+}
+
 static int print_snapshot(struct tracer *tracer, bool clear)
 {
 	struct stat_snapshot snapshot;
@@ -297,6 +352,12 @@ static int print_snapshot(struct tracer *tracer, bool clear)
 	if (err) {
 		fprintf(stderr, "optrace: cannot read the kernel's aggregates: %s\n", strerror(-err));
 		return err;
+	}
+	if (env.top) {
+		print_screen(&snapshot);
+		fflush(stdout);
+		stat_snapshot_free(&snapshot);
+		return 0;
 	}
 	if (env.interval_s && !env.print.json) {
 		time_t now = time(NULL);
@@ -311,9 +372,26 @@ static int print_snapshot(struct tracer *tracer, bool clear)
 	return 0;
 }
 
+static int run(int argc, char **argv, const struct argp *argp);
+
 int cmd_stat(int argc, char **argv)
 {
 	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
+
+	return run(argc, argv, &argp);
+}
+
+int cmd_top(int argc, char **argv)
+{
+	static const struct argp argp = { .options = top_options, .parser = parse_arg,
+					  .doc = top_doc };
+
+	env.top = true;
+	return run(argc, argv, &argp);
+}
+
+static int run(int argc, char **argv, const struct argp *argp)
+{
 	struct tracer tracer = { 0 };
 	long elapsed_ms = 0, since_print_ms = 0;
 	int err, printed = 0, release_fd = -1, command_at = argc;
@@ -334,9 +412,11 @@ int cmd_stat(int argc, char **argv)
 		}
 		env.command = &argv[command_at + 1];
 	}
-	err = argp_parse(&argp, command_at, argv, 0, NULL, NULL);
+	err = argp_parse(argp, command_at, argv, 0, NULL, NULL);
 	if (err)
 		return 2;
+	if (env.top && !env.interval_s)
+		env.interval_s = 1;
 
 	why = tracing_unavailable();
 	if (why) {
@@ -403,7 +483,7 @@ int cmd_stat(int argc, char **argv)
 				goto cleanup;
 		}
 	}
-	if (!env.print.json && !env.command)
+	if (!env.print.json && !env.command && !env.top)
 		fprintf(stderr, "Tracing... %s\n",
 			env.interval_s ? "" : "Hit Ctrl-C to end and print.");
 
@@ -421,14 +501,16 @@ int cmd_stat(int argc, char **argv)
 			for_each_liboptrace_process(attach_found, &tracer);
 		if (env.interval_s && since_print_ms >= env.interval_s * 1000L) {
 			since_print_ms = 0;
-			err = print_snapshot(&tracer, true);
+			err = print_snapshot(&tracer, !env.cumulative);
 			if (err)
 				goto cleanup;
 			if (env.count && ++printed >= env.count)
 				goto cleanup;
 		}
 	}
-	err = print_snapshot(&tracer, env.interval_s != 0);
+	/* top's screen is already up to date; stat prints what it counted. */
+	if (!env.top)
+		err = print_snapshot(&tracer, env.interval_s != 0);
 
 cleanup:
 	if (release_fd >= 0)
