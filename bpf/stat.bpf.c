@@ -337,6 +337,8 @@ int BPF_USDT(op_end, __u64 op, int status)
 		parent->child_ns += duration;
 		if (parent->op)
 			key.parent_name = parent->name;
+		if (state->frames[0].op)
+			key.root_name = state->frames[0].name;
 	}
 
 	stats = lookup_or_init(&op_stats, &key, &zero_latency, &created);
@@ -346,6 +348,7 @@ int BPF_USDT(op_end, __u64 op, int status)
 	if (created) {
 		copy_string(tgid, key.name);
 		copy_string(tgid, key.parent_name);
+		copy_string(tgid, key.root_name);
 	}
 	return 0;
 }

@@ -55,6 +55,17 @@ static uint64_t parent_of(const struct thread_state *t, uint32_t depth)
 	return t->stack[depth - 1];
 }
 
+/*
+ * A tracer reads strings from the probe context, where it cannot fault pages
+ * in: a literal the runtime never reads itself may sit on a page not yet
+ * mapped. Touching it on the traced path maps it.
+ */
+static void touch_string(const char *s)
+{
+	if (s)
+		(void)*(const volatile char *)s;
+}
+
 bool optrace_enabled(void)
 {
 	return OPTRACE_OP_BEGIN_ENABLED();
@@ -70,6 +81,8 @@ uint64_t optrace_op_begin(const char *name, const char *callsite)
 	 * then still sees the nested operations as helpers. */
 	if (OPTRACE_OP_BEGIN_ENABLED()) {
 		op = next_id(&t->ops, &next_op_block);
+		touch_string(name);
+		touch_string(callsite);
 		OPTRACE_OP_BEGIN(op, parent_of(t, depth), depth, name, callsite);
 	}
 	if (depth < OPTRACE_STACK_DEPTH)
@@ -95,8 +108,10 @@ void optrace_op_mode(uint64_t op, int mode, int reason)
 
 void optrace_op_fallback(uint64_t op, int reason, const char *detail)
 {
-	if (op && OPTRACE_OP_FALLBACK_ENABLED())
+	if (op && OPTRACE_OP_FALLBACK_ENABLED()) {
+		touch_string(detail);
 		OPTRACE_OP_FALLBACK(op, reason, detail);
+	}
 }
 
 uint64_t optrace_task_launch(uint64_t op, const char *task_name, uint32_t points)
@@ -109,6 +124,7 @@ uint64_t optrace_task_launch(uint64_t op, const char *task_name, uint32_t points
 	if (t->depth)
 		root = t->stack[0];
 	task = next_id(&t->tasks, &next_task_block);
+	touch_string(task_name);
 	OPTRACE_TASK_LAUNCH(task, op, root, task_name, points);
 	return task;
 }

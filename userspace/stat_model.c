@@ -136,6 +136,7 @@ size_t stat_processes(const struct stat_snapshot *snapshot, __u32 *tgids, size_t
 struct op_summary {
 	__u64 name;
 	__u64 parent_name;
+	__u64 root_name;
 	__u32 depth;
 	struct latency latency;
 	__u64 modes[OPTRACE_MODE__COUNT + 1]; /* the last: never announced */
@@ -168,7 +169,8 @@ static size_t summarize_ops(const struct stat_snapshot *snapshot, __u32 tgid,
 			continue;
 		for (size_t j = 0; j < count; j++) {
 			if (summaries[j].name == row->key.name && summaries[j].depth == row->key.depth &&
-			    summaries[j].parent_name == row->key.parent_name) {
+			    summaries[j].parent_name == row->key.parent_name &&
+			    summaries[j].root_name == row->key.root_name) {
 				s = &summaries[j];
 				break;
 			}
@@ -177,6 +179,7 @@ static size_t summarize_ops(const struct stat_snapshot *snapshot, __u32 tgid,
 			s = &summaries[count++];
 			s->name = row->key.name;
 			s->parent_name = row->key.parent_name;
+			s->root_name = row->key.root_name;
 			s->depth = row->key.depth;
 		}
 		latency_merge(&s->latency, &row->latency);
@@ -262,19 +265,21 @@ static void print_op_line(FILE *out, const struct stat_snapshot *snapshot, __u32
 		latency_percentile(&s->latency, 0.99) / 1e3, modes);
 }
 
+/* The helpers called under parent, within the tree of the root operation. */
 static void print_helpers(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
 			  const struct op_summary *summaries, size_t count,
-			  const struct op_summary *parent, int indent)
+			  const struct op_summary *parent, __u64 root_name, int indent)
 {
 	if (indent > STAT_STACK_MAX)
 		return;
 	for (size_t i = 0; i < count; i++) {
 		const struct op_summary *s = &summaries[i];
 
-		if (s->depth != parent->depth + 1 || s->parent_name != parent->name)
+		if (s->depth != parent->depth + 1 || s->parent_name != parent->name ||
+		    s->root_name != root_name)
 			continue;
 		print_op_line(out, snapshot, tgid, s, indent);
-		print_helpers(out, snapshot, tgid, summaries, count, s, indent + 1);
+		print_helpers(out, snapshot, tgid, summaries, count, s, root_name, indent + 1);
 	}
 }
 
@@ -297,7 +302,8 @@ static void print_ops_text(FILE *out, const struct stat_snapshot *snapshot, __u3
 		}
 		print_op_line(out, snapshot, tgid, &summaries[i], 0);
 		if (options->show_helpers)
-			print_helpers(out, snapshot, tgid, summaries, count, &summaries[i], 1);
+			print_helpers(out, snapshot, tgid, summaries, count, &summaries[i],
+				      summaries[i].name, 1);
 	}
 	if (orphans)
 		fprintf(out, "(%llu helper calls of operations that began before optrace attached "
@@ -435,6 +441,8 @@ static void print_ops_json(FILE *out, const struct stat_snapshot *snapshot, __u3
 		json_name(out, snapshot, tgid, s->name);
 		fprintf(out, ",\"depth\":%u,\"parent\":", s->depth);
 		json_name(out, snapshot, tgid, s->parent_name);
+		fputs(",\"root\":", out);
+		json_name(out, snapshot, tgid, s->root_name);
 		fputc(',', out);
 		json_latency(out, &s->latency);
 		fprintf(out, ",\"errors\":%llu,\"modes\":[", (unsigned long long)s->errors);

@@ -79,6 +79,7 @@ static struct op_row *add_op(struct stat_snapshot *s, __u32 tgid, const char *na
 	row->key = (struct op_key){ .tgid = tgid, .depth = depth,
 				    .name = (__u64)(unsigned long)name,
 				    .parent_name = (__u64)(unsigned long)parent,
+				    .root_name = (__u64)(unsigned long)parent,
 				    .mode = (__u8)mode, .mode_reason = (__u8)reason,
 				    .status = (__u8)status };
 	return row;
