@@ -26,7 +26,7 @@ static void on_signal(int signo)
 
 int main(int argc, char **argv)
 {
-	struct attachment attachment = { 0 };
+	struct attachment attachment = {0};
 	struct library library;
 	struct floor_bpf *skel;
 	pid_t pid;

@@ -83,12 +83,12 @@ struct string_value {
 
 /* Everything lost is counted (per CPU; optrace prints the total). */
 enum stat_loss {
-	STAT_LOSS_MAP_FULL,	  /* an aggregate map was full */
-	STAT_LOSS_THREADS_FULL,	  /* no per-thread slot */
+	STAT_LOSS_MAP_FULL,	/* an aggregate map was full */
+	STAT_LOSS_THREADS_FULL, /* no per-thread slot */
 	STAT_LOSS_STRING_UNREADABLE,
 	STAT_LOSS_STRING_TRUNCATED,
-	STAT_LOSS_TOO_DEEP,	  /* nesting beyond STAT_STACK_MAX */
-	STAT_LOSS_UNMATCHED,	  /* an end without its begin (began before attach) */
+	STAT_LOSS_TOO_DEEP,  /* nesting beyond STAT_STACK_MAX */
+	STAT_LOSS_UNMATCHED, /* an end without its begin (began before attach) */
 	STAT_LOSS__COUNT
 };
 

@@ -41,8 +41,8 @@ static _Atomic uint64_t next_task_block = 1;
 static uint64_t next_id(struct id_block *block, _Atomic uint64_t *source)
 {
 	if (block->next == block->end) {
-		block->next = atomic_fetch_add_explicit(source, OPTRACE_ID_BLOCK,
-							memory_order_relaxed);
+		block->next =
+			atomic_fetch_add_explicit(source, OPTRACE_ID_BLOCK, memory_order_relaxed);
 		block->end = block->next + OPTRACE_ID_BLOCK;
 	}
 	return block->next++;

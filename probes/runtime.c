@@ -24,7 +24,10 @@ static const char *const rank_variables[] = {
 };
 
 static const char *const rank_count_variables[] = {
-	"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS",
+	"OMPI_COMM_WORLD_SIZE",
+	"PMI_SIZE",
+	"MV2_COMM_WORLD_SIZE",
+	"SLURM_NTASKS",
 };
 
 static int int_from_environment(const char *const *names, unsigned int count, int fallback)
@@ -50,8 +53,8 @@ static int int_from_environment(const char *const *names, unsigned int count, in
 static void runtime_from_environment(void)
 {
 	optrace_runtime.rank = int_from_environment(rank_variables, ARRAY_SIZE(rank_variables), 0);
-	optrace_runtime.rank_count = int_from_environment(
-		rank_count_variables, ARRAY_SIZE(rank_count_variables), 1);
+	optrace_runtime.rank_count =
+		int_from_environment(rank_count_variables, ARRAY_SIZE(rank_count_variables), 1);
 }
 
 __attribute__((constructor)) static void optrace_load(void)

@@ -31,8 +31,7 @@ int attach_library(struct bpf_object *obj, const char *path, pid_t pid, struct a
 	struct bpf_program *prog;
 	int err;
 
-	bpf_object__for_each_program(prog, obj)
-	{
+	bpf_object__for_each_program (prog, obj) {
 		struct bpf_link *link;
 
 		if (strcmp(bpf_program__section_name(prog), "usdt"))

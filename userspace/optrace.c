@@ -31,7 +31,8 @@ int libbpf_print(enum libbpf_print_level level, const char *format, va_list args
 const char *tracing_unavailable(void)
 {
 	if (geteuid() != 0)
-		return "optrace needs root to load BPF programs and attach uprobes: run it with sudo";
+		return "optrace needs root to load BPF programs and attach uprobes: run it with "
+		       "sudo";
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		return "this kernel has no BTF (/sys/kernel/btf/vmlinux): optrace needs a kernel "
 		       "built with CONFIG_DEBUG_INFO_BTF=y";
@@ -78,9 +79,9 @@ static const struct {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{ "list", cmd_list, "the optrace probes of a process or file, and their semaphores" },
-	{ "stat", cmd_stat, "per-operation and per-task aggregates, counted in the kernel" },
-	{ "top", cmd_top, "the same aggregates as a live screen, slowest first" },
+	{"list", cmd_list, "the optrace probes of a process or file, and their semaphores"},
+	{"stat", cmd_stat, "per-operation and per-task aggregates, counted in the kernel"},
+	{"top", cmd_top, "the same aggregates as a live screen, slowest first"},
 };
 
 static void usage(FILE *out)

@@ -80,25 +80,25 @@ enum {
 };
 
 static const struct argp_option options[] = {
-	{ "pid", 'p', "PID", 0, "Trace this process (repeatable)", 0 },
-	{ "all", 'a', NULL, 0, "Trace every process that maps liboptrace, also later ones", 0 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
-	{ "json", OPT_JSON, NULL, 0, "Print JSON for machines", 0 },
-	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
-	  0 },
-	{ "lib", OPT_LIB, "PATH", 0,
-	  "liboptrace to attach to with -- and -a (default: the one installed with optrace)", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
+	{"pid", 'p', "PID", 0, "Trace this process (repeatable)", 0},
+	{"all", 'a', NULL, 0, "Trace every process that maps liboptrace, also later ones", 0},
+	{"duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0},
+	{"json", OPT_JSON, NULL, 0, "Print JSON for machines", 0},
+	{"show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
+	 0},
+	{"lib", OPT_LIB, "PATH", 0,
+	 "liboptrace to attach to with -- and -a (default: the one installed with optrace)", 0},
+	{"verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0},
 	{},
 };
 
 static const struct argp_option top_options[] = {
-	{ "pid", 'p', "PID", 0, "Watch this process (repeatable)", 0 },
-	{ "all", 'a', NULL, 0, "Watch every process that maps liboptrace, also later ones", 0 },
-	{ "cumulative", 'C', NULL, 0, "Totals since start instead of per interval", 0 },
-	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
-	  0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
+	{"pid", 'p', "PID", 0, "Watch this process (repeatable)", 0},
+	{"all", 'a', NULL, 0, "Watch every process that maps liboptrace, also later ones", 0},
+	{"cumulative", 'C', NULL, 0, "Totals since start instead of per interval", 0},
+	{"show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
+	 0},
+	{"verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0},
 	{},
 };
 
@@ -151,7 +151,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		else if (positional == 1)
 			env.count = (int)parse_positive(arg, state, "count");
 		else
-			argp_error(state, "unexpected argument '%s' (a command goes after --)", arg);
+			argp_error(state, "unexpected argument '%s' (a command goes after --)",
+				   arg);
 		positional++;
 		return 0;
 	case ARGP_KEY_END:
@@ -202,8 +203,9 @@ static int attach_pid(struct tracer *tracer, pid_t pid)
 		return err;
 	}
 	if (err == -ENOENT) {
-		fprintf(stderr, "optrace: process %d does not map liboptrace: it is not an "
-				"instrumented runtime (optrace list -p %d shows what it has)\n",
+		fprintf(stderr,
+			"optrace: process %d does not map liboptrace: it is not an "
+			"instrumented runtime (optrace list -p %d shows what it has)\n",
 			pid, pid);
 		return err;
 	}
@@ -320,7 +322,7 @@ static bool targets_alive(struct tracer *tracer)
 /* The report, cut to the terminal: top's screen. */
 static void print_screen(const struct stat_snapshot *snapshot)
 {
-	struct winsize size = { .ws_row = 24, .ws_col = 80 };
+	struct winsize size = {.ws_row = 24, .ws_col = 80};
 	char *text = NULL, *line, *save;
 	size_t length = 0;
 	time_t now = time(NULL);
@@ -350,7 +352,8 @@ static int print_snapshot(struct tracer *tracer, bool clear)
 	int err = stat_snapshot_read(tracer->skel, &snapshot, clear);
 
 	if (err) {
-		fprintf(stderr, "optrace: cannot read the kernel's aggregates: %s\n", strerror(-err));
+		fprintf(stderr, "optrace: cannot read the kernel's aggregates: %s\n",
+			strerror(-err));
 		return err;
 	}
 	if (env.top) {
@@ -376,15 +379,15 @@ static int run(int argc, char **argv, const struct argp *argp);
 
 int cmd_stat(int argc, char **argv)
 {
-	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
+	static const struct argp argp = {.options = options, .parser = parse_arg, .doc = doc};
 
 	return run(argc, argv, &argp);
 }
 
 int cmd_top(int argc, char **argv)
 {
-	static const struct argp argp = { .options = top_options, .parser = parse_arg,
-					  .doc = top_doc };
+	static const struct argp argp = {
+		.options = top_options, .parser = parse_arg, .doc = top_doc};
 
 	env.top = true;
 	return run(argc, argv, &argp);
@@ -392,7 +395,7 @@ int cmd_top(int argc, char **argv)
 
 static int run(int argc, char **argv, const struct argp *argp)
 {
-	struct tracer tracer = { 0 };
+	struct tracer tracer = {0};
 	long elapsed_ms = 0, since_print_ms = 0;
 	int err, printed = 0, release_fd = -1, command_at = argc;
 	char library_buffer[4096];
@@ -440,8 +443,9 @@ static int run(int argc, char **argv, const struct argp *argp)
 	tracer.skel->rodata->filter_targets = env.command != NULL;
 	err = stat_bpf__load(tracer.skel);
 	if (err) {
-		fprintf(stderr, "optrace: cannot load the BPF programs: %s (-v shows the verifier's "
-				"log)\n",
+		fprintf(stderr,
+			"optrace: cannot load the BPF programs: %s (-v shows the verifier's "
+			"log)\n",
 			strerror(-err));
 		goto cleanup;
 	}
@@ -457,7 +461,8 @@ static int run(int argc, char **argv, const struct argp *argp)
 			err = libbpf_get_error(tracer.fork_link);
 			if (err) {
 				tracer.fork_link = NULL;
-				fprintf(stderr, "optrace: cannot follow the command's children: %s\n",
+				fprintf(stderr,
+					"optrace: cannot follow the command's children: %s\n",
 					strerror(-err));
 			}
 		}
@@ -488,7 +493,7 @@ static int run(int argc, char **argv, const struct argp *argp)
 			env.interval_s ? "" : "Hit Ctrl-C to end and print.");
 
 	while (!exiting) {
-		struct timespec tick = { 0, TICK_MS * 1000 * 1000 };
+		struct timespec tick = {0, TICK_MS * 1000 * 1000};
 
 		nanosleep(&tick, NULL);
 		elapsed_ms += TICK_MS;

@@ -102,25 +102,35 @@ int stat_snapshot_read(struct stat_bpf *skel, struct stat_snapshot *snapshot, bo
 
 	memset(snapshot, 0, sizeof(*snapshot));
 	err = read_map(bpf_map__fd(skel->maps.op_stats), sizeof(struct op_key),
-		       sizeof(struct latency), offsetof(struct op_row, latency), sizeof(struct op_row), sum_latency, clear,
-		       (void **)&snapshot->ops, &snapshot->op_count);
-	err = err ?: read_map(bpf_map__fd(skel->maps.task_stats), sizeof(struct task_key),
-			      sizeof(struct latency), offsetof(struct task_row, latency), sizeof(struct task_row), sum_latency, clear,
-			      (void **)&snapshot->tasks, &snapshot->task_count);
-	err = err ?: read_map(bpf_map__fd(skel->maps.launch_stats), sizeof(struct launch_key),
-			      sizeof(struct launch_stats), offsetof(struct launch_row, stats),
-			      sizeof(struct launch_row), sum_launch,
-			      clear, (void **)&snapshot->launches, &snapshot->launch_count);
-	err = err ?: read_map(bpf_map__fd(skel->maps.fallback_stats), sizeof(struct fallback_key),
-			      sizeof(__u64), offsetof(struct fallback_row, count), sizeof(struct fallback_row), sum_u64, clear,
-			      (void **)&snapshot->fallbacks, &snapshot->fallback_count);
-	err = err ?: read_map(bpf_map__fd(skel->maps.wait_stats), sizeof(struct wait_key),
-			      sizeof(struct latency), offsetof(struct wait_row, latency), sizeof(struct wait_row), sum_latency, clear,
-			      (void **)&snapshot->waits, &snapshot->wait_count);
-	err = err ?: read_map(bpf_map__fd(skel->maps.strings), sizeof(struct string_key),
-			      sizeof(struct string_value), offsetof(struct string_row, value),
-			      sizeof(struct string_row), NULL, false,
-			      (void **)&snapshot->strings, &snapshot->string_count);
+		       sizeof(struct latency), offsetof(struct op_row, latency),
+		       sizeof(struct op_row), sum_latency, clear, (void **)&snapshot->ops,
+		       &snapshot->op_count);
+	err = err
+		      ?: read_map(bpf_map__fd(skel->maps.task_stats), sizeof(struct task_key),
+				  sizeof(struct latency), offsetof(struct task_row, latency),
+				  sizeof(struct task_row), sum_latency, clear,
+				  (void **)&snapshot->tasks, &snapshot->task_count);
+	err = err
+		      ?: read_map(bpf_map__fd(skel->maps.launch_stats), sizeof(struct launch_key),
+				  sizeof(struct launch_stats), offsetof(struct launch_row, stats),
+				  sizeof(struct launch_row), sum_launch, clear,
+				  (void **)&snapshot->launches, &snapshot->launch_count);
+	err = err
+		      ?: read_map(bpf_map__fd(skel->maps.fallback_stats),
+				  sizeof(struct fallback_key), sizeof(__u64),
+				  offsetof(struct fallback_row, count), sizeof(struct fallback_row),
+				  sum_u64, clear, (void **)&snapshot->fallbacks,
+				  &snapshot->fallback_count);
+	err = err
+		      ?: read_map(bpf_map__fd(skel->maps.wait_stats), sizeof(struct wait_key),
+				  sizeof(struct latency), offsetof(struct wait_row, latency),
+				  sizeof(struct wait_row), sum_latency, clear,
+				  (void **)&snapshot->waits, &snapshot->wait_count);
+	err = err
+		      ?: read_map(bpf_map__fd(skel->maps.strings), sizeof(struct string_key),
+				  sizeof(struct string_value), offsetof(struct string_row, value),
+				  sizeof(struct string_row), NULL, false,
+				  (void **)&snapshot->strings, &snapshot->string_count);
 	if (err)
 		goto fail;
 

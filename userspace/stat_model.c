@@ -152,7 +152,7 @@ static int mode_slot(int mode)
 static int reason_slot(int reason)
 {
 	return reason >= 0 && reason < OPTRACE_MODE_REASON__COUNT ? reason
-								   : OPTRACE_MODE_REASON__COUNT;
+								  : OPTRACE_MODE_REASON__COUNT;
 }
 
 static size_t summarize_ops(const struct stat_snapshot *snapshot, __u32 tgid,
@@ -168,7 +168,8 @@ static size_t summarize_ops(const struct stat_snapshot *snapshot, __u32 tgid,
 		if (row->key.tgid != tgid)
 			continue;
 		for (size_t j = 0; j < count; j++) {
-			if (summaries[j].name == row->key.name && summaries[j].depth == row->key.depth &&
+			if (summaries[j].name == row->key.name &&
+			    summaries[j].depth == row->key.depth &&
 			    summaries[j].parent_name == row->key.parent_name &&
 			    summaries[j].root_name == row->key.root_name) {
 				s = &summaries[j];
@@ -237,11 +238,10 @@ static void format_modes(const struct op_summary *s, char *buffer, size_t size)
 		for (int r = 0; r <= OPTRACE_MODE_REASON__COUNT; r++) {
 			if (!s->reasons[m][r] || used >= size)
 				continue;
-			used += (size_t)snprintf(buffer + used, size - used, "%s%s:%s=%llu",
-						 used ? " " : "",
-						 m < OPTRACE_MODE__COUNT ? optrace_mode_name(m) : "unset",
-						 optrace_mode_reason_name(r),
-						 (unsigned long long)s->reasons[m][r]);
+			used += (size_t)snprintf(
+				buffer + used, size - used, "%s%s:%s=%llu", used ? " " : "",
+				m < OPTRACE_MODE__COUNT ? optrace_mode_name(m) : "unset",
+				optrace_mode_reason_name(r), (unsigned long long)s->reasons[m][r]);
 		}
 	}
 }
@@ -252,7 +252,8 @@ static void print_op_line(FILE *out, const struct stat_snapshot *snapshot, __u32
 	char name[STAT_NAME_LEN + 8], safe[STAT_NAME_LEN + 8], column[96], modes[256];
 
 	stat_string(snapshot, tgid, s->name, name, sizeof(name));
-	snprintf(column, sizeof(column), "%*s%s", indent * 2, "", printable(name, safe, sizeof(safe)));
+	snprintf(column, sizeof(column), "%*s%s", indent * 2, "",
+		 printable(name, safe, sizeof(safe)));
 	format_modes(s, modes, sizeof(modes));
 	fprintf(out, "%-32s %8llu %8llu %8llu %8llu %8llu %6llu %11.3f %11.3f %10.1f %10.1f  %s\n",
 		column, (unsigned long long)s->latency.count,
@@ -291,9 +292,9 @@ static void print_ops_text(FILE *out, const struct stat_snapshot *snapshot, __u3
 	__u64 orphans = 0;
 
 	qsort(summaries, count, sizeof(*summaries), compare_summaries);
-	fprintf(out, "%-32s %8s %8s %8s %8s %8s %6s %11s %11s %10s %10s  %s\n", "OPERATION", "COUNT",
-		"EAGER", "DEFERRED", "MIXED", "FALLBACK", "ERRORS", "TOTAL(ms)", "SELF(ms)",
-		"P50(us)", "P99(us)", "MODE:REASON=COUNT");
+	fprintf(out, "%-32s %8s %8s %8s %8s %8s %6s %11s %11s %10s %10s  %s\n", "OPERATION",
+		"COUNT", "EAGER", "DEFERRED", "MIXED", "FALLBACK", "ERRORS", "TOTAL(ms)",
+		"SELF(ms)", "P50(us)", "P99(us)", "MODE:REASON=COUNT");
 	for (size_t i = 0; i < count; i++) {
 		if (summaries[i].depth != 0) {
 			if (!summaries[i].parent_name)
@@ -306,8 +307,9 @@ static void print_ops_text(FILE *out, const struct stat_snapshot *snapshot, __u3
 				      summaries[i].name, 1);
 	}
 	if (orphans)
-		fprintf(out, "(%llu helper calls of operations that began before optrace attached "
-			     "are not shown)\n",
+		fprintf(out,
+			"(%llu helper calls of operations that began before optrace attached "
+			"are not shown)\n",
 			(unsigned long long)orphans);
 	free(summaries);
 }
@@ -323,7 +325,8 @@ static void print_fallbacks_text(FILE *out, const struct stat_snapshot *snapshot
 		if (row->key.tgid != tgid)
 			continue;
 		if (!header) {
-			fprintf(out, "\n%-32s %-22s %8s  %s\n", "FALLBACK", "REASON", "COUNT", "DETAIL");
+			fprintf(out, "\n%-32s %-22s %8s  %s\n", "FALLBACK", "REASON", "COUNT",
+				"DETAIL");
 			header = true;
 		}
 		fprintf(out, "%-32s %-22s %8llu  %s\n",
@@ -331,7 +334,8 @@ static void print_fallbacks_text(FILE *out, const struct stat_snapshot *snapshot
 				  safe[0], sizeof(safe[0])),
 			optrace_fallback_reason_name((int)row->key.reason),
 			(unsigned long long)row->count,
-			printable(stat_string(snapshot, tgid, row->key.detail, detail, sizeof(detail)),
+			printable(stat_string(snapshot, tgid, row->key.detail, detail,
+					      sizeof(detail)),
 				  safe[1], sizeof(safe[1])));
 	}
 }
@@ -355,8 +359,9 @@ static void print_tasks_text(FILE *out, const struct stat_snapshot *snapshot, __
 			printable(stat_string(snapshot, tgid, row->key.name, name, sizeof(name)),
 				  safe[0], sizeof(safe[0])),
 			optrace_variant_name((int)row->key.variant),
-			printable(stat_string(snapshot, tgid, row->key.root_name, root, sizeof(root)),
-				  safe[1], sizeof(safe[1])),
+			printable(
+				stat_string(snapshot, tgid, row->key.root_name, root, sizeof(root)),
+				safe[1], sizeof(safe[1])),
 			(unsigned long long)row->latency.count, row->latency.total_ns / 1e6,
 			latency_percentile(&row->latency, 0.50) / 1e3,
 			latency_percentile(&row->latency, 0.99) / 1e3);
@@ -380,10 +385,11 @@ static void print_waits_text(FILE *out, const struct stat_snapshot *snapshot, __
 		}
 		fprintf(out, "%-12s %-24s %8llu %11.3f %10.1f\n",
 			optrace_wait_kind_name((int)row->key.kind),
-			row->key.root_name ? printable(stat_string(snapshot, tgid, row->key.root_name,
-								   root, sizeof(root)),
-						       safe, sizeof(safe))
-					   : "(outside operations)",
+			row->key.root_name
+				? printable(stat_string(snapshot, tgid, row->key.root_name, root,
+							sizeof(root)),
+					    safe, sizeof(safe))
+				: "(outside operations)",
 			(unsigned long long)row->latency.count, row->latency.total_ns / 1e6,
 			latency_percentile(&row->latency, 0.99) / 1e3);
 	}
@@ -397,7 +403,8 @@ static void print_losses_text(FILE *out, const struct stat_snapshot *snapshot)
 	for (int i = 0; i < STAT_LOSS__COUNT; i++) {
 		if (!snapshot->losses[i])
 			continue;
-		fprintf(out, " %s=%llu", stat_loss_name(i), (unsigned long long)snapshot->losses[i]);
+		fprintf(out, " %s=%llu", stat_loss_name(i),
+			(unsigned long long)snapshot->losses[i]);
 		any = true;
 	}
 	fprintf(out, "%s\n", any ? "" : " nothing");
@@ -517,7 +524,8 @@ static void print_process_json(FILE *out, const struct stat_snapshot *snapshot, 
 		json_name(out, snapshot, tgid, row->key.name);
 		fputs(",\"operation\":", out);
 		json_name(out, snapshot, tgid, row->key.root_name);
-		fprintf(out, ",\"count\":%llu,\"points\":%llu}", (unsigned long long)row->stats.count,
+		fprintf(out, ",\"count\":%llu,\"points\":%llu}",
+			(unsigned long long)row->stats.count,
 			(unsigned long long)row->stats.points);
 		first = false;
 	}

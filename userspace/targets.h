@@ -8,7 +8,7 @@
 #include <sys/types.h>
 
 struct library {
-	char path[PATH_MAX]; /* as this process can open it: /proc/PID/root/... */
+	char path[PATH_MAX];	    /* as this process can open it: /proc/PID/root/... */
 	char mapped_path[PATH_MAX]; /* as the target names it */
 	dev_t dev;
 	ino_t ino;

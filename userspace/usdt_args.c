@@ -16,23 +16,23 @@ static const struct {
 	const char *names[4]; /* 64, 32, 16 and 8-bit names */
 	int pt_regs_offset;
 } registers[USDT_REG__COUNT] = {
-	[USDT_REG_RAX] = { { "rax", "eax", "ax", "al" }, offsetof(struct pt_regs, rax) },
-	[USDT_REG_RBX] = { { "rbx", "ebx", "bx", "bl" }, offsetof(struct pt_regs, rbx) },
-	[USDT_REG_RCX] = { { "rcx", "ecx", "cx", "cl" }, offsetof(struct pt_regs, rcx) },
-	[USDT_REG_RDX] = { { "rdx", "edx", "dx", "dl" }, offsetof(struct pt_regs, rdx) },
-	[USDT_REG_RSI] = { { "rsi", "esi", "si", "sil" }, offsetof(struct pt_regs, rsi) },
-	[USDT_REG_RDI] = { { "rdi", "edi", "di", "dil" }, offsetof(struct pt_regs, rdi) },
-	[USDT_REG_RBP] = { { "rbp", "ebp", "bp", "bpl" }, offsetof(struct pt_regs, rbp) },
-	[USDT_REG_RSP] = { { "rsp", "esp", "sp", "spl" }, offsetof(struct pt_regs, rsp) },
-	[USDT_REG_R8] = { { "r8", "r8d", "r8w", "r8b" }, offsetof(struct pt_regs, r8) },
-	[USDT_REG_R9] = { { "r9", "r9d", "r9w", "r9b" }, offsetof(struct pt_regs, r9) },
-	[USDT_REG_R10] = { { "r10", "r10d", "r10w", "r10b" }, offsetof(struct pt_regs, r10) },
-	[USDT_REG_R11] = { { "r11", "r11d", "r11w", "r11b" }, offsetof(struct pt_regs, r11) },
-	[USDT_REG_R12] = { { "r12", "r12d", "r12w", "r12b" }, offsetof(struct pt_regs, r12) },
-	[USDT_REG_R13] = { { "r13", "r13d", "r13w", "r13b" }, offsetof(struct pt_regs, r13) },
-	[USDT_REG_R14] = { { "r14", "r14d", "r14w", "r14b" }, offsetof(struct pt_regs, r14) },
-	[USDT_REG_R15] = { { "r15", "r15d", "r15w", "r15b" }, offsetof(struct pt_regs, r15) },
-	[USDT_REG_RIP] = { { "rip", "eip", NULL, NULL }, offsetof(struct pt_regs, rip) },
+	[USDT_REG_RAX] = {{"rax", "eax", "ax", "al"}, offsetof(struct pt_regs, rax)},
+	[USDT_REG_RBX] = {{"rbx", "ebx", "bx", "bl"}, offsetof(struct pt_regs, rbx)},
+	[USDT_REG_RCX] = {{"rcx", "ecx", "cx", "cl"}, offsetof(struct pt_regs, rcx)},
+	[USDT_REG_RDX] = {{"rdx", "edx", "dx", "dl"}, offsetof(struct pt_regs, rdx)},
+	[USDT_REG_RSI] = {{"rsi", "esi", "si", "sil"}, offsetof(struct pt_regs, rsi)},
+	[USDT_REG_RDI] = {{"rdi", "edi", "di", "dil"}, offsetof(struct pt_regs, rdi)},
+	[USDT_REG_RBP] = {{"rbp", "ebp", "bp", "bpl"}, offsetof(struct pt_regs, rbp)},
+	[USDT_REG_RSP] = {{"rsp", "esp", "sp", "spl"}, offsetof(struct pt_regs, rsp)},
+	[USDT_REG_R8] = {{"r8", "r8d", "r8w", "r8b"}, offsetof(struct pt_regs, r8)},
+	[USDT_REG_R9] = {{"r9", "r9d", "r9w", "r9b"}, offsetof(struct pt_regs, r9)},
+	[USDT_REG_R10] = {{"r10", "r10d", "r10w", "r10b"}, offsetof(struct pt_regs, r10)},
+	[USDT_REG_R11] = {{"r11", "r11d", "r11w", "r11b"}, offsetof(struct pt_regs, r11)},
+	[USDT_REG_R12] = {{"r12", "r12d", "r12w", "r12b"}, offsetof(struct pt_regs, r12)},
+	[USDT_REG_R13] = {{"r13", "r13d", "r13w", "r13b"}, offsetof(struct pt_regs, r13)},
+	[USDT_REG_R14] = {{"r14", "r14d", "r14w", "r14b"}, offsetof(struct pt_regs, r14)},
+	[USDT_REG_R15] = {{"r15", "r15d", "r15w", "r15b"}, offsetof(struct pt_regs, r15)},
+	[USDT_REG_RIP] = {{"rip", "eip", NULL, NULL}, offsetof(struct pt_regs, rip)},
 };
 
 static int reg_by_name(const char *name, size_t length)
@@ -41,7 +41,8 @@ static int reg_by_name(const char *name, size_t length)
 		for (int width = 0; width < 4; width++) {
 			const char *candidate = registers[reg].names[width];
 
-			if (candidate && strlen(candidate) == length && !strncmp(candidate, name, length))
+			if (candidate && strlen(candidate) == length &&
+			    !strncmp(candidate, name, length))
 				return reg;
 		}
 	}

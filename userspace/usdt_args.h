@@ -16,18 +16,30 @@ enum usdt_arg_kind {
 
 struct usdt_arg {
 	enum usdt_arg_kind kind;
-	int size;	   /* bytes: 1, 2, 4 or 8 */
+	int size; /* bytes: 1, 2, 4 or 8 */
 	bool is_signed;
-	int reg;	   /* enum usdt_reg, for REG and REG_DEREF */
-	int64_t value;	   /* the constant, or the offset for REG_DEREF */
+	int reg;       /* enum usdt_reg, for REG and REG_DEREF */
+	int64_t value; /* the constant, or the offset for REG_DEREF */
 };
 
 /* The registers that can hold an argument, in struct pt_regs terms. */
 enum usdt_reg {
-	USDT_REG_RAX, USDT_REG_RBX, USDT_REG_RCX, USDT_REG_RDX,
-	USDT_REG_RSI, USDT_REG_RDI, USDT_REG_RBP, USDT_REG_RSP,
-	USDT_REG_R8, USDT_REG_R9, USDT_REG_R10, USDT_REG_R11,
-	USDT_REG_R12, USDT_REG_R13, USDT_REG_R14, USDT_REG_R15,
+	USDT_REG_RAX,
+	USDT_REG_RBX,
+	USDT_REG_RCX,
+	USDT_REG_RDX,
+	USDT_REG_RSI,
+	USDT_REG_RDI,
+	USDT_REG_RBP,
+	USDT_REG_RSP,
+	USDT_REG_R8,
+	USDT_REG_R9,
+	USDT_REG_R10,
+	USDT_REG_R11,
+	USDT_REG_R12,
+	USDT_REG_R13,
+	USDT_REG_R14,
+	USDT_REG_R15,
 	USDT_REG_RIP,
 	USDT_REG__COUNT
 };

@@ -148,7 +148,7 @@ static int find_stapsdt_base(struct elf_file *file, size_t shstrndx)
 
 int usdt_notes_read(const char *path, const char *provider, struct usdt_notes *out)
 {
-	struct elf_file file = { .fd = -1 };
+	struct elf_file file = {.fd = -1};
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 	int err;
@@ -160,7 +160,8 @@ int usdt_notes_read(const char *path, const char *provider, struct usdt_notes *o
 	if (file.fd < 0)
 		return -errno;
 	file.elf = elf_begin(file.fd, ELF_C_READ, NULL);
-	if (!file.elf || elf_kind(file.elf) != ELF_K_ELF || elf_getshdrstrndx(file.elf, &shstrndx)) {
+	if (!file.elf || elf_kind(file.elf) != ELF_K_ELF ||
+	    elf_getshdrstrndx(file.elf, &shstrndx)) {
 		err = -ENOEXEC;
 		goto cleanup;
 	}

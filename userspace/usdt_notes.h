@@ -12,10 +12,10 @@
 struct usdt_note {
 	char provider[USDT_NAME_MAX];
 	char name[USDT_NAME_MAX];
-	char args[USDT_ARGS_MAX]; /* e.g. "8@%rdi -4@%esi" */
-	uint64_t pc;		  /* link-time address of the probe site */
-	uint64_t pc_offset;	  /* its offset in the file: what uprobes take */
-	uint64_t semaphore;	  /* link-time address of the semaphore, or 0 */
+	char args[USDT_ARGS_MAX];  /* e.g. "8@%rdi -4@%esi" */
+	uint64_t pc;		   /* link-time address of the probe site */
+	uint64_t pc_offset;	   /* its offset in the file: what uprobes take */
+	uint64_t semaphore;	   /* link-time address of the semaphore, or 0 */
 	uint64_t semaphore_offset; /* its file offset: a uprobe's ref_ctr_offset */
 };
 

@@ -40,10 +40,10 @@ enum optrace_mode_reason {
 /* Why a reference path ran (op_fallback, argument 2). */
 enum optrace_fallback_reason {
 	OPTRACE_FALLBACK_NONE = 0,
-	OPTRACE_FALLBACK_UNIMPLEMENTED_API = 1,	  /* the runtime lacks the operation */
+	OPTRACE_FALLBACK_UNIMPLEMENTED_API = 1,	    /* the runtime lacks the operation */
 	OPTRACE_FALLBACK_UNSUPPORTED_ARGUMENTS = 2, /* it lacks these arguments */
-	OPTRACE_FALLBACK_UNSUPPORTED_DTYPE = 3,	  /* it lacks this element type */
-	OPTRACE_FALLBACK_NO_VARIANT = 4,	  /* no task variant for the target */
+	OPTRACE_FALLBACK_UNSUPPORTED_DTYPE = 3,	    /* it lacks this element type */
+	OPTRACE_FALLBACK_NO_VARIANT = 4,	    /* no task variant for the target */
 	OPTRACE_FALLBACK_OTHER = 5,
 	OPTRACE_FALLBACK__COUNT
 };
@@ -67,11 +67,7 @@ enum optrace_wait_kind {
 };
 
 /* How an operation or a task ended (op_end and task_end, argument 2). */
-enum optrace_status {
-	OPTRACE_STATUS_OK = 0,
-	OPTRACE_STATUS_ERROR = 1,
-	OPTRACE_STATUS__COUNT
-};
+enum optrace_status { OPTRACE_STATUS_OK = 0, OPTRACE_STATUS_ERROR = 1, OPTRACE_STATUS__COUNT };
 
 /*
  * Names as tracers print them: lower case, no spaces. Out-of-range values

@@ -21,7 +21,7 @@
 #define DEMO OPTRACE_BUILD_DIR "/bin/optrace-demo"
 
 static const char *const probe_names[] = {
-	"rt_init", "op_begin", "op_end", "op_mode", "op_fallback",
+	"rt_init",     "op_begin",   "op_end",	 "op_mode",    "op_fallback",
 	"task_launch", "task_begin", "task_end", "wait_begin", "wait_end",
 };
 
@@ -82,7 +82,8 @@ static void tracer_start(struct tracer *tracer)
 	tracer->pid = fork();
 	ck_assert_int_ge(tracer->pid, 0);
 	if (tracer->pid == 0) {
-		if (!freopen(tracer->out_path, "w", stdout) || dup2(STDOUT_FILENO, STDERR_FILENO) < 0)
+		if (!freopen(tracer->out_path, "w", stdout) ||
+		    dup2(STDOUT_FILENO, STDERR_FILENO) < 0)
 			_exit(126);
 		execlp("bpftrace", "bpftrace", program_path, (char *)NULL);
 		_exit(127);
@@ -112,7 +113,7 @@ static void tracer_stop(struct tracer *tracer)
 /* A bpftrace map key "[a, b, c]" with numbers turned into ABI names. */
 static void add_map_line(struct counts *counts, const char *map, char *keys, long value)
 {
-	char *fields[4] = { 0 }, key[512];
+	char *fields[4] = {0}, key[512];
 	int n = 0;
 
 	for (char *field = strtok(keys, ","); field && n < 4; field = strtok(NULL, ","))
@@ -121,7 +122,8 @@ static void add_map_line(struct counts *counts, const char *map, char *keys, lon
 		snprintf(key, sizeof(key), "op %s %s", fields[0], fields[1]);
 	else if (!strcmp(map, "mode"))
 		snprintf(key, sizeof(key), "mode %s %s %s", fields[0],
-			 optrace_mode_name(atoi(fields[1])), optrace_mode_reason_name(atoi(fields[2])));
+			 optrace_mode_name(atoi(fields[1])),
+			 optrace_mode_reason_name(atoi(fields[2])));
 	else if (!strcmp(map, "fallback"))
 		snprintf(key, sizeof(key), "fallback %s %s", fields[0],
 			 optrace_fallback_reason_name(atoi(fields[1])));
@@ -159,7 +161,7 @@ static void parse_bpftrace_maps(const char *path, struct counts *counts)
 static void check_demo_against_bpftrace(const char *const demo_args[])
 {
 	char *argv[32], truth_path[256], message[8192], *text;
-	struct counts truth = { 0 }, traced = { 0 };
+	struct counts truth = {0}, traced = {0};
 	struct tracer tracer;
 	const char *why;
 	int status, argc = 0, blocks;
@@ -184,13 +186,15 @@ static void check_demo_against_bpftrace(const char *const demo_args[])
 	blocks = truth_parse(truth_path, &truth);
 	ck_assert_msg(blocks >= 1, "unreadable ground truth in %s", truth_path);
 	ck_assert_msg(counts_get(&truth, "op demo.add 0") + counts_get(&truth, "op demo.zeros 0") +
-				      counts_get(&truth, "op demo.sort 0") > 0,
+				      counts_get(&truth, "op demo.sort 0") >
+			      0,
 		      "the demo reports no operations");
 	parse_bpftrace_maps(tracer.out_path, &traced);
 	if (counts_diff(&truth, &traced, message, sizeof(message))) {
 		text = read_file(tracer.out_path);
-		ck_abort_msg("bpftrace's counts differ from the ground truth:\n%s\nbpftrace:\n%.3000s",
-			     message, text ? text : "");
+		ck_abort_msg(
+			"bpftrace's counts differ from the ground truth:\n%s\nbpftrace:\n%.3000s",
+			message, text ? text : "");
 	}
 	counts_free(&truth);
 	counts_free(&traced);
@@ -200,7 +204,7 @@ static void check_demo_against_bpftrace(const char *const demo_args[])
 
 START_TEST(test_bpftrace_lists_every_probe)
 {
-	char *argv[] = { "bpftrace", "-l", "usdt:" LIBOPTRACE ":*", NULL };
+	char *argv[] = {"bpftrace", "-l", "usdt:" LIBOPTRACE ":*", NULL};
 	char path[] = "/tmp/optrace-list-XXXXXX", *text;
 	const char *why = bpf_unavailable_reason();
 	int fd, status;
@@ -227,7 +231,7 @@ END_TEST
 
 START_TEST(test_jacobi_counts)
 {
-	static const char *const args[] = { "--workload", "jacobi", NULL };
+	static const char *const args[] = {"--workload", "jacobi", NULL};
 
 	check_demo_against_bpftrace(args);
 }
@@ -235,7 +239,7 @@ END_TEST
 
 START_TEST(test_stats_counts)
 {
-	static const char *const args[] = { "--workload", "stats", NULL };
+	static const char *const args[] = {"--workload", "stats", NULL};
 
 	check_demo_against_bpftrace(args);
 }
@@ -243,7 +247,7 @@ END_TEST
 
 START_TEST(test_fallback_counts)
 {
-	static const char *const args[] = { "--workload", "fallback", NULL };
+	static const char *const args[] = {"--workload", "fallback", NULL};
 
 	check_demo_against_bpftrace(args);
 }
@@ -251,8 +255,8 @@ END_TEST
 
 START_TEST(test_openmp_and_threads_counts)
 {
-	static const char *const args[] = { "--workload", "all", "--omp", "2", "--threads", "2",
-					    NULL };
+	static const char *const args[] = {"--workload", "all", "--omp", "2",
+					   "--threads",	 "2",	NULL};
 
 	check_demo_against_bpftrace(args);
 }
@@ -260,7 +264,7 @@ END_TEST
 
 START_TEST(test_child_processes_counts)
 {
-	static const char *const args[] = { "--workload", "stats", "--procs", "2", NULL };
+	static const char *const args[] = {"--workload", "stats", "--procs", "2", NULL};
 
 	check_demo_against_bpftrace(args);
 }

@@ -56,7 +56,8 @@ static void stat_counts(const char *json_path, struct counts *counts, int *proce
 		for (size_t i = 0; items && i < items->count; i++) {
 			const struct jv *op = items->items[i], *modes = jv_get(op, "modes");
 			const char *name = jv_string(op, "name");
-			long count = (long)jv_number(op, "count"), errors = (long)jv_number(op, "errors");
+			long count = (long)jv_number(op, "count"),
+			     errors = (long)jv_number(op, "errors");
 
 			snprintf(key, sizeof(key), "op %s %.0f", name, jv_number(op, "depth"));
 			counts_add(counts, key, count);
@@ -106,13 +107,12 @@ static void stat_counts(const char *json_path, struct counts *counts, int *proce
 	free(text);
 }
 
-
 /* optrace stat --json -- optrace-demo ARGS: its counts must equal the truth. */
 static void check_command(const char *const demo_args[], int expected_processes)
 {
 	char *json = path_in_dir("stat.json"), *truth_path = path_in_dir("truth.txt");
 	char *argv[40], message[8192];
-	struct counts truth = { 0 }, traced = { 0 };
+	struct counts truth = {0}, traced = {0};
 	int argc = 0, status, processes;
 
 	argv[argc++] = OPTRACE;
@@ -140,16 +140,16 @@ static void check_command(const char *const demo_args[], int expected_processes)
 	free(truth_path);
 }
 
-#define NEED_BPF()                                           \
-	do {                                                 \
-		const char *why = bpf_unavailable_reason();  \
-		if (why)                                     \
-			SKIP_TEST("%s", why);                \
+#define NEED_BPF()                                          \
+	do {                                                \
+		const char *why = bpf_unavailable_reason(); \
+		if (why)                                    \
+			SKIP_TEST("%s", why);               \
 	} while (0)
 
 START_TEST(test_jacobi)
 {
-	static const char *const args[] = { "--workload", "jacobi", NULL };
+	static const char *const args[] = {"--workload", "jacobi", NULL};
 
 	NEED_BPF();
 	check_command(args, 1);
@@ -158,7 +158,7 @@ END_TEST
 
 START_TEST(test_stats)
 {
-	static const char *const args[] = { "--workload", "stats", NULL };
+	static const char *const args[] = {"--workload", "stats", NULL};
 
 	NEED_BPF();
 	check_command(args, 1);
@@ -167,7 +167,7 @@ END_TEST
 
 START_TEST(test_fallback)
 {
-	static const char *const args[] = { "--workload", "fallback", NULL };
+	static const char *const args[] = {"--workload", "fallback", NULL};
 
 	NEED_BPF();
 	check_command(args, 1);
@@ -176,8 +176,8 @@ END_TEST
 
 START_TEST(test_openmp_threads)
 {
-	static const char *const args[] = { "--workload", "all", "--omp", "2", "--threads", "2",
-					    NULL };
+	static const char *const args[] = {"--workload", "all", "--omp", "2",
+					   "--threads",	 "2",	NULL};
 
 	NEED_BPF();
 	check_command(args, 1);
@@ -186,7 +186,7 @@ END_TEST
 
 START_TEST(test_follows_children)
 {
-	static const char *const args[] = { "--workload", "stats", "--procs", "3", NULL };
+	static const char *const args[] = {"--workload", "stats", "--procs", "3", NULL};
 
 	NEED_BPF();
 	check_command(args, 3);
@@ -221,7 +221,7 @@ static int stop_demo(pid_t pid)
 
 static long total_ops(const char *json_path, int *processes)
 {
-	struct counts traced = { 0 };
+	struct counts traced = {0};
 	long total = 0;
 
 	stat_counts(json_path, &traced, processes);
@@ -236,7 +236,7 @@ static long total_ops(const char *json_path, int *processes)
 static bool semaphores_armed(pid_t pid)
 {
 	char pid_text[16], *out = path_in_dir("list.txt"), *text;
-	char *argv[] = { OPTRACE, "list", "-p", pid_text, NULL };
+	char *argv[] = {OPTRACE, "list", "-p", pid_text, NULL};
 	bool armed;
 
 	snprintf(pid_text, sizeof(pid_text), "%d", pid);
@@ -252,7 +252,7 @@ static bool semaphores_armed(pid_t pid)
 START_TEST(test_attach_and_detach_live)
 {
 	char pid_text[16], *json = path_in_dir("live.json");
-	char *argv[] = { OPTRACE, "stat", "--json", "-d", "2", "-p", pid_text, NULL };
+	char *argv[] = {OPTRACE, "stat", "--json", "-d", "2", "-p", pid_text, NULL};
 	int status, processes;
 	pid_t demo;
 
@@ -268,7 +268,8 @@ START_TEST(test_attach_and_detach_live)
 	ck_assert(!semaphores_armed(demo));
 	ck_assert_int_eq(kill(demo, 0), 0);
 	status = stop_demo(demo);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the demo failed after detach");
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the demo failed after detach");
 	free(json);
 }
 END_TEST
@@ -276,8 +277,8 @@ END_TEST
 START_TEST(test_two_pids_and_all)
 {
 	char pid_a[16], pid_b[16], *json = path_in_dir("two.json");
-	char *by_pid[] = { OPTRACE, "stat", "--json", "-d", "2", "-p", pid_a, "-p", pid_b, NULL };
-	char *all[] = { OPTRACE, "stat", "--json", "-d", "2", "-a", NULL };
+	char *by_pid[] = {OPTRACE, "stat", "--json", "-d", "2", "-p", pid_a, "-p", pid_b, NULL};
+	char *all[] = {OPTRACE, "stat", "--json", "-d", "2", "-a", NULL};
 	pid_t a, b;
 	int processes;
 
@@ -301,7 +302,7 @@ END_TEST
 START_TEST(test_target_exits_mid_trace)
 {
 	char pid_text[16], *json = path_in_dir("exit.json");
-	char *argv[] = { OPTRACE, "stat", "--json", "-p", pid_text, NULL };
+	char *argv[] = {OPTRACE, "stat", "--json", "-p", pid_text, NULL};
 	struct timespec start, end;
 	int processes;
 	pid_t demo, tracer;
@@ -365,9 +366,9 @@ END_TEST
 START_TEST(test_clear_errors)
 {
 	char *err_path = path_in_dir("err.txt"), *text;
-	char *no_process[] = { OPTRACE, "stat", "-p", "999999999", NULL };
-	char sleeper_pid[16], *no_library[] = { OPTRACE, "stat", "-p", sleeper_pid, NULL };
-	char *no_target[] = { OPTRACE, "stat", NULL };
+	char *no_process[] = {OPTRACE, "stat", "-p", "999999999", NULL};
+	char sleeper_pid[16], *no_library[] = {OPTRACE, "stat", "-p", sleeper_pid, NULL};
+	char *no_target[] = {OPTRACE, "stat", NULL};
 	pid_t sleeper;
 
 	NEED_BPF();

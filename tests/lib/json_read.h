@@ -10,9 +10,9 @@ enum jv_type { JV_NULL, JV_BOOL, JV_NUMBER, JV_STRING, JV_ARRAY, JV_OBJECT };
 struct jv {
 	enum jv_type type;
 	double number;
-	char *string;	    /* JV_STRING */
-	char **keys;	    /* JV_OBJECT */
-	struct jv **items;  /* JV_ARRAY and JV_OBJECT values */
+	char *string;	   /* JV_STRING */
+	char **keys;	   /* JV_OBJECT */
+	struct jv **items; /* JV_ARRAY and JV_OBJECT values */
 	size_t count;
 };
 

@@ -38,7 +38,7 @@ static const int greg_of[USDT_REG__COUNT] = {
 	[USDT_REG_RAX] = REG_RAX, [USDT_REG_RBX] = REG_RBX, [USDT_REG_RCX] = REG_RCX,
 	[USDT_REG_RDX] = REG_RDX, [USDT_REG_RSI] = REG_RSI, [USDT_REG_RDI] = REG_RDI,
 	[USDT_REG_RBP] = REG_RBP, [USDT_REG_RSP] = REG_RSP, [USDT_REG_R8] = REG_R8,
-	[USDT_REG_R9] = REG_R9, [USDT_REG_R10] = REG_R10, [USDT_REG_R11] = REG_R11,
+	[USDT_REG_R9] = REG_R9,	  [USDT_REG_R10] = REG_R10, [USDT_REG_R11] = REG_R11,
 	[USDT_REG_R12] = REG_R12, [USDT_REG_R13] = REG_R13, [USDT_REG_R14] = REG_R14,
 	[USDT_REG_R15] = REG_R15, [USDT_REG_RIP] = REG_RIP,
 };
@@ -63,7 +63,8 @@ static uint64_t read_arg(const struct usdt_arg *arg, const greg_t *gregs)
 		raw = (uint64_t)gregs[greg_of[arg->reg]];
 		break;
 	case USDT_ARG_REG_DEREF:
-		memcpy(&raw, (const char *)gregs[greg_of[arg->reg]] + arg->value, (size_t)arg->size);
+		memcpy(&raw, (const char *)gregs[greg_of[arg->reg]] + arg->value,
+		       (size_t)arg->size);
 		break;
 	}
 	return extend(raw, arg->size, arg->is_signed);
@@ -113,7 +114,7 @@ static int patch(uint8_t *address, uint8_t byte)
 
 int self_trace_start(void)
 {
-	struct sigaction action = { .sa_sigaction = on_trap, .sa_flags = SA_SIGINFO };
+	struct sigaction action = {.sa_sigaction = on_trap, .sa_flags = SA_SIGINFO};
 	Dl_info info;
 	int err;
 

@@ -26,7 +26,8 @@ void test_skip(const char *test, const char *format, ...)
 	vsnprintf(reason, sizeof(reason), format, ap);
 	va_end(ap);
 	if (ci && !strcmp(ci, "true"))
-		ck_abort_msg("%s: cannot run (%s), and CI=true does not allow a skip", test, reason);
+		ck_abort_msg("%s: cannot run (%s), and CI=true does not allow a skip", test,
+			     reason);
 	fprintf(stderr, "SKIP: %s: %s\n", test, reason);
 }
 
@@ -55,7 +56,7 @@ const char *bpf_unavailable_reason(void)
 
 int run_command(char *const argv[], const char *out_path, const char *err_path, int timeout_s)
 {
-	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	struct timespec pause = {0, 20 * 1000 * 1000};
 	int status, waited_ms = 0;
 	pid_t pid, done;
 
@@ -63,7 +64,8 @@ int run_command(char *const argv[], const char *out_path, const char *err_path, 
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		int out = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int out =
+			open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		if (out < 0 || dup2(out, STDOUT_FILENO) < 0)
 			_exit(126);

@@ -17,10 +17,10 @@
  * Skip the current test, saying why. Under CI=true a skip is a failure:
  * CI must run everything.
  */
-#define SKIP_TEST(...)                                   \
-	do {                                             \
-		test_skip(__func__, __VA_ARGS__);        \
-		return;                                  \
+#define SKIP_TEST(...)                            \
+	do {                                      \
+		test_skip(__func__, __VA_ARGS__); \
+		return;                           \
 	} while (0)
 
 void test_skip(const char *test, const char *format, ...) __attribute__((format(printf, 2, 3)));
@@ -50,7 +50,7 @@ struct counts {
 	struct count_entry {
 		char *key;
 		long count;
-	} *entries;
+	} * entries;
 	size_t length;
 };
 

@@ -29,7 +29,7 @@ static void record(struct latency *latency, __u64 ns, __u64 self_ns)
 
 START_TEST(test_merge_and_percentiles)
 {
-	struct latency a = { 0 }, b = { 0 }, sum = { 0 };
+	struct latency a = {0}, b = {0}, sum = {0};
 	double p50, p99;
 
 	for (int i = 0; i < 99; i++)
@@ -47,8 +47,8 @@ START_TEST(test_merge_and_percentiles)
 	ck_assert_msg(p50 >= 1000 && p50 <= 1024, "p50 %f", p50);
 	ck_assert_msg(p99 >= 1000 && p99 <= 1024, "p99 %f", p99);
 	ck_assert(latency_percentile(&sum, 1.0) == 1000000);
-	ck_assert(latency_percentile(&(struct latency){ 0 }, 0.5) == 0);
-	latency_merge(&sum, &(struct latency){ 0 }); /* an empty CPU changes nothing */
+	ck_assert(latency_percentile(&(struct latency){0}, 0.5) == 0);
+	latency_merge(&sum, &(struct latency){0}); /* an empty CPU changes nothing */
 	ck_assert_uint_eq(sum.min_ns, 1000);
 }
 END_TEST
@@ -76,41 +76,51 @@ static struct op_row *add_op(struct stat_snapshot *s, __u32 tgid, const char *na
 	s->ops = realloc(s->ops, (s->op_count + 1) * sizeof(*s->ops));
 	row = &s->ops[s->op_count++];
 	memset(row, 0, sizeof(*row));
-	row->key = (struct op_key){ .tgid = tgid, .depth = depth,
-				    .name = (__u64)(unsigned long)name,
-				    .parent_name = (__u64)(unsigned long)parent,
-				    .root_name = (__u64)(unsigned long)parent,
-				    .mode = (__u8)mode, .mode_reason = (__u8)reason,
-				    .status = (__u8)status };
+	row->key = (struct op_key){.tgid = tgid,
+				   .depth = depth,
+				   .name = (__u64)(unsigned long)name,
+				   .parent_name = (__u64)(unsigned long)parent,
+				   .root_name = (__u64)(unsigned long)parent,
+				   .mode = (__u8)mode,
+				   .mode_reason = (__u8)reason,
+				   .status = (__u8)status};
 	return row;
 }
 
 static struct stat_snapshot sample(void)
 {
-	struct stat_snapshot s = { 0 };
+	struct stat_snapshot s = {0};
 
 	add_string(&s, 7, mean_name, 0);
 	add_string(&s, 7, sum_name, 0);
 	add_string(&s, 7, evil, 1);
 	/* mean (helpers: sum) in two modes; one error; sum nested under mean. */
 	record(&add_op(&s, 7, mean_name, NULL, 0, OPTRACE_MODE_DEFERRED,
-		       OPTRACE_MODE_REASON_HELPERS, OPTRACE_STATUS_OK)->latency, 5000, 1000);
+		       OPTRACE_MODE_REASON_HELPERS, OPTRACE_STATUS_OK)
+			->latency,
+	       5000, 1000);
 	record(&add_op(&s, 7, mean_name, NULL, 0, OPTRACE_MODE_EAGER, OPTRACE_MODE_REASON_HELPERS,
-		       OPTRACE_STATUS_ERROR)->latency, 3000, 500);
+		       OPTRACE_STATUS_ERROR)
+			->latency,
+	       3000, 500);
 	record(&add_op(&s, 7, sum_name, mean_name, 1, OPTRACE_MODE_DEFERRED,
-		       OPTRACE_MODE_REASON_ABOVE_THRESHOLD, OPTRACE_STATUS_OK)->latency, 4000, 4000);
+		       OPTRACE_MODE_REASON_ABOVE_THRESHOLD, OPTRACE_STATUS_OK)
+			->latency,
+	       4000, 4000);
 	record(&add_op(&s, 7, evil, NULL, 0, STAT_MODE_UNSET, 0, OPTRACE_STATUS_OK)->latency, 10,
 	       10);
 	/* a helper whose caller began before attach */
 	record(&add_op(&s, 7, sum_name, NULL, 1, OPTRACE_MODE_EAGER,
-		       OPTRACE_MODE_REASON_BELOW_THRESHOLD, OPTRACE_STATUS_OK)->latency, 10, 10);
+		       OPTRACE_MODE_REASON_BELOW_THRESHOLD, OPTRACE_STATUS_OK)
+			->latency,
+	       10, 10);
 	s.losses[STAT_LOSS_STRING_TRUNCATED] = 1;
 	return s;
 }
 
 static char *print_to_string(const struct stat_snapshot *s, bool json, bool helpers)
 {
-	struct stat_print_options options = { .json = json, .show_helpers = helpers };
+	struct stat_print_options options = {.json = json, .show_helpers = helpers};
 	char *text = NULL;
 	size_t size = 0;
 	FILE *out = open_memstream(&text, &size);
@@ -123,7 +133,8 @@ static char *print_to_string(const struct stat_snapshot *s, bool json, bool help
 START_TEST(test_text_rolls_helpers_into_callers)
 {
 	struct stat_snapshot s = sample();
-	char *plain = print_to_string(&s, false, false), *helpers = print_to_string(&s, false, true);
+	char *plain = print_to_string(&s, false, false),
+	     *helpers = print_to_string(&s, false, true);
 
 	ck_assert_msg(strstr(plain, "== process 7"), "%s", plain);
 	/* mean: 2 calls, 1 eager 1 deferred, 1 error; slowest first */
@@ -179,7 +190,8 @@ START_TEST(test_json_string_escapes_untrusted_text)
 	size_t size = 0;
 	FILE *out = open_memstream(&text, &size);
 
-	json_string(out, "a\"b\\c\n\x01\xff\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xc0\xaf\xed\xa0\x80");
+	json_string(out,
+		    "a\"b\\c\n\x01\xff\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xc0\xaf\xed\xa0\x80");
 	fclose(out);
 	ck_assert_str_eq(text, "\"a\\\"b\\\\c\\u000a\\u0001\\ufffd\xc3\xa9\xe2\x82\xac"
 			       "\xf0\x9f\x98\x80\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"");
@@ -189,15 +201,15 @@ END_TEST
 
 START_TEST(test_strings_resolve_or_say_why)
 {
-	struct stat_snapshot s = { 0 };
+	struct stat_snapshot s = {0};
 	char buffer[80];
 
 	add_string(&s, 1, mean_name, 0);
 	s.strings[0].value.unreadable = 1;
 	ck_assert_str_eq(stat_string(&s, 1, 0, buffer, sizeof(buffer)), "(unknown)");
-	ck_assert_str_eq(stat_string(&s, 1, (__u64)(unsigned long)mean_name, buffer,
-				     sizeof(buffer)),
-			 "(unreadable)");
+	ck_assert_str_eq(
+		stat_string(&s, 1, (__u64)(unsigned long)mean_name, buffer, sizeof(buffer)),
+		"(unreadable)");
 	/* the same address in another process is another string */
 	ck_assert_str_eq(stat_string(&s, 2, 0x1234, buffer, sizeof(buffer)), "(0x1234)");
 	stat_snapshot_free(&s);
