@@ -274,6 +274,34 @@ START_TEST(test_attach_and_detach_live)
 }
 END_TEST
 
+START_TEST(test_pid_attach_leaves_others_alone)
+{
+	char pid_text[16];
+	char *argv[] = { OPTRACE, "stat", "-d", "3", "-p", pid_text, NULL };
+	pid_t target, other, tracer;
+	int status;
+
+	NEED_BPF();
+	target = start_forever_demo("truth_target.txt");
+	other = start_forever_demo("truth_other.txt");
+	snprintf(pid_text, sizeof(pid_text), "%d", target);
+	tracer = fork();
+	ck_assert_int_ge(tracer, 0);
+	if (tracer == 0)
+		_exit(run_command(argv, NULL, "/dev/null", 60) == 0 ? 0 : 1);
+	/* While attached: the target's probes are armed, the other's are not. */
+	for (int i = 0; i < 100 && !semaphores_armed(target); i++)
+		usleep(50 * 1000);
+	ck_assert(semaphores_armed(target));
+	ck_assert(!semaphores_armed(other));
+	ck_assert_int_eq(waitpid(tracer, &status, 0), tracer);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert(!semaphores_armed(target));
+	stop_demo(target);
+	stop_demo(other);
+}
+END_TEST
+
 START_TEST(test_two_pids_and_all)
 {
 	char pid_a[16], pid_b[16], *json = path_in_dir("two.json");
@@ -410,6 +438,7 @@ int main(void)
 	tcase_add_test(tc, test_openmp_threads);
 	tcase_add_test(tc, test_follows_children);
 	tcase_add_test(tc, test_attach_and_detach_live);
+	tcase_add_test(tc, test_pid_attach_leaves_others_alone);
 	tcase_add_test(tc, test_two_pids_and_all);
 	tcase_add_test(tc, test_target_exits_mid_trace);
 	tcase_add_test(tc, test_sigint_prints_and_exits);
