@@ -211,11 +211,10 @@ $(OUTPUT)/bench/%-noplt: bench/%.c $(LIBOPTRACE) | $(OUTPUT)/bench
 	$(Q)$(CC) $(ALL_CFLAGS) -fno-plt -o $@ $< $(LINK_OPTRACE)
 
 # The uprobe floor: empty programs attached as optrace attaches its own.
-$(OUTPUT)/bench/floor: bench/floor.c $(BPF_DIR)/floor.skel.h $(OUTPUT)/userspace/attach.o \
-		$(OUTPUT)/userspace/targets.o | $(OUTPUT)/bench
+FLOOR_OBJS := $(patsubst %,$(OUTPUT)/userspace/%.o,attach targets uprobe_multi usdt_notes usdt_args)
+$(OUTPUT)/bench/floor: bench/floor.c $(BPF_DIR)/floor.skel.h $(FLOOR_OBJS) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
-	$(Q)$(CC) $(OPTRACE_CFLAGS) -o $@ $< $(OUTPUT)/userspace/attach.o \
-		$(OUTPUT)/userspace/targets.o -lbpf -lelf -lz
+	$(Q)$(CC) $(OPTRACE_CFLAGS) -o $@ $< $(FLOOR_OBJS) -lbpf -lelf -lz
 
 bench: $(BENCH_BINS)
 

@@ -17,7 +17,7 @@
 static struct {
 	long iterations;
 	int wait;
-} env = {.iterations = 2000000};
+} env = { .iterations = 2000000 };
 
 static volatile sig_atomic_t go;
 
@@ -28,8 +28,8 @@ static const char doc[] = "Fire op_begin/op_end probes in a loop; print ns per p
 			  "    probe_loop --wait &   # attach a tracer, then: kill -USR1 $!\n";
 
 static const struct argp_option options[] = {
-	{"iterations", 'n', "N", 0, "Operations to run (default 2000000)", 0},
-	{"wait", 'w', NULL, 0, "Wait for SIGUSR1 before the loop", 0},
+	{ "iterations", 'n', "N", 0, "Operations to run (default 2000000)", 0 },
+	{ "wait", 'w', NULL, 0, "Wait for SIGUSR1 before the loop", 0 },
 	{},
 };
 
@@ -59,7 +59,7 @@ static void on_usr1(int signo)
 
 int main(int argc, char **argv)
 {
-	static const struct argp argp = {.options = options, .parser = parse_arg, .doc = doc};
+	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
 	struct timespec start, end;
 	double ns;
 	int err;

@@ -28,8 +28,8 @@ static const char doc[] = "Cost of untraced liboptrace calls over an empty loop.
 			  "    probe_untraced -n 10000000 -r 3\n";
 
 static const struct argp_option options[] = {
-	{"iterations", 'n', "N", 0, "Calls per run (default 50000000)", 0},
-	{"repeats", 'r', "N", 0, "Runs per configuration (default 7)", 0},
+	{ "iterations", 'n', "N", 0, "Calls per run (default 50000000)", 0 },
+	{ "repeats", 'r', "N", 0, "Runs per configuration (default 7)", 0 },
 	{},
 };
 
@@ -129,16 +129,16 @@ static void measure(body_fn body, double *best, double *worst)
 
 int main(int argc, char **argv)
 {
-	static const struct argp argp = {.options = options, .parser = parse_arg, .doc = doc};
+	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
 	static const struct {
 		const char *name;
 		body_fn body;
 		int calls; /* liboptrace calls per iteration */
 	} configs[] = {
-		{"op_begin+op_end", op_begin_end, 2},
-		{"op_mode", op_mode, 1},
-		{"task_begin+task_end", task_begin_end, 2},
-		{"optrace_enabled", enabled, 1},
+		{ "op_begin+op_end", op_begin_end, 2 },
+		{ "op_mode", op_mode, 1 },
+		{ "task_begin+task_end", task_begin_end, 2 },
+		{ "optrace_enabled", enabled, 1 },
 	};
 	double base, base_worst;
 	int err;

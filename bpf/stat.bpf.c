@@ -175,7 +175,7 @@ static __always_inline void *lookup_or_init(void *map, const void *key, void *ze
 /* Copies the string at address once per process. */
 static __always_inline void copy_string(__u32 tgid, __u64 address)
 {
-	struct string_key key = {.tgid = tgid, .address = address};
+	struct string_key key = { .tgid = tgid, .address = address };
 	struct string_value value = {};
 	long length;
 
@@ -285,7 +285,7 @@ int BPF_USDT(op_fallback, __u64 op, int reason, __u64 detail)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct frame *frame = top_frame(current_thread(false), op);
-	struct fallback_key key = {.tgid = tgid, .reason = reason, .detail = detail};
+	struct fallback_key key = { .tgid = tgid, .reason = reason, .detail = detail };
 	__u64 *count, one = 1;
 
 	if (!frame)
@@ -310,7 +310,7 @@ int BPF_USDT(op_end, __u64 op, int status)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct thread_state *state = current_thread(false);
 	struct frame *frame = top_frame(state, op);
-	struct op_key key = {.tgid = tgid};
+	struct op_key key = { .tgid = tgid };
 	struct latency *stats;
 	__u32 depth;
 	bool created;
@@ -357,11 +357,11 @@ SEC("usdt")
 int BPF_USDT(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u32 points)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct string_key task_key = {.tgid = tgid, .address = task};
+	struct string_key task_key = { .tgid = tgid, .address = task };
 	struct thread_state *state;
-	struct task_info info = {.name = name};
-	struct launch_key key = {.tgid = tgid, .name = name};
-	struct launch_stats *stats, first = {.count = 1, .points = points};
+	struct task_info info = { .name = name };
+	struct launch_key key = { .tgid = tgid, .name = name };
+	struct launch_stats *stats, first = { .count = 1, .points = points };
 
 	if (!is_target(tgid))
 		return 0;
@@ -407,9 +407,9 @@ int BPF_USDT(task_end, __u64 task, __u32 point, int status)
 {
 	__u64 now = bpf_ktime_get_ns(), duration;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct string_key task_id = {.tgid = tgid, .address = task};
+	struct string_key task_id = { .tgid = tgid, .address = task };
 	struct thread_state *state = current_thread(false);
-	struct task_key key = {.tgid = tgid};
+	struct task_key key = { .tgid = tgid };
 	struct task_info *info;
 	struct latency *stats;
 	bool created;
@@ -454,7 +454,7 @@ int BPF_USDT(wait_end, __u64 op, int kind)
 	__u64 now = bpf_ktime_get_ns(), duration;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct thread_state *state = current_thread(false);
-	struct wait_key key = {.tgid = tgid, .kind = kind};
+	struct wait_key key = { .tgid = tgid, .kind = kind };
 	struct latency *stats;
 	bool created;
 

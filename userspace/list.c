@@ -29,7 +29,7 @@ static const char doc[] = "List the optrace probes of a process or a file.\n"
 			  "    optrace list /usr/lib/liboptrace.so.1   # probes in a file\n";
 
 static const struct argp_option options[] = {
-	{"pid", 'p', "PID", 0, "The process to inspect", 0},
+	{ "pid", 'p', "PID", 0, "The process to inspect", 0 },
 	{},
 };
 
@@ -96,8 +96,8 @@ static int read_semaphore(int mem_fd, unsigned long address, unsigned short *val
 
 int cmd_list(int argc, char **argv)
 {
-	static const struct argp argp = {.options = options, .parser = parse_arg, .doc = doc};
-	struct usdt_notes notes = {0};
+	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
+	struct usdt_notes notes = { 0 };
 	struct library library;
 	unsigned long base = 0;
 	const char *path;

@@ -79,9 +79,9 @@ static const struct {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{"list", cmd_list, "the optrace probes of a process or file, and their semaphores"},
-	{"stat", cmd_stat, "per-operation and per-task aggregates, counted in the kernel"},
-	{"top", cmd_top, "the same aggregates as a live screen, slowest first"},
+	{ "list", cmd_list, "the optrace probes of a process or file, and their semaphores" },
+	{ "stat", cmd_stat, "per-operation and per-task aggregates, counted in the kernel" },
+	{ "top", cmd_top, "the same aggregates as a live screen, slowest first" },
 };
 
 static void usage(FILE *out)

@@ -43,6 +43,7 @@ static struct {
 	struct stat_print_options print;
 	bool top;	 /* optrace top: a live screen */
 	bool cumulative; /* top: totals since start, not per interval */
+	enum attach_mode attach_mode;
 } env;
 
 static volatile sig_atomic_t exiting;
@@ -77,28 +78,33 @@ enum {
 	OPT_JSON = 0x100,
 	OPT_SHOW_HELPERS,
 	OPT_LIB,
+	OPT_ATTACH,
 };
 
 static const struct argp_option options[] = {
-	{"pid", 'p', "PID", 0, "Trace this process (repeatable)", 0},
-	{"all", 'a', NULL, 0, "Trace every process that maps liboptrace, also later ones", 0},
-	{"duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0},
-	{"json", OPT_JSON, NULL, 0, "Print JSON for machines", 0},
-	{"show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
-	 0},
-	{"lib", OPT_LIB, "PATH", 0,
-	 "liboptrace to attach to with -- and -a (default: the one installed with optrace)", 0},
-	{"verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0},
+	{ "pid", 'p', "PID", 0, "Trace this process (repeatable)", 0 },
+	{ "all", 'a', NULL, 0, "Trace every process that maps liboptrace, also later ones", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
+	{ "json", OPT_JSON, NULL, 0, "Print JSON for machines", 0 },
+	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
+	  0 },
+	{ "lib", OPT_LIB, "PATH", 0,
+	  "liboptrace to attach to with -- and -a (default: the one installed with optrace)", 0 },
+	{ "attach", OPT_ATTACH, "MODE", 0,
+	  "How to attach: auto (default), uprobe-multi (kernel 6.10+) or perf-event", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
 	{},
 };
 
 static const struct argp_option top_options[] = {
-	{"pid", 'p', "PID", 0, "Watch this process (repeatable)", 0},
-	{"all", 'a', NULL, 0, "Watch every process that maps liboptrace, also later ones", 0},
-	{"cumulative", 'C', NULL, 0, "Totals since start instead of per interval", 0},
-	{"show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
-	 0},
-	{"verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0},
+	{ "pid", 'p', "PID", 0, "Watch this process (repeatable)", 0 },
+	{ "all", 'a', NULL, 0, "Watch every process that maps liboptrace, also later ones", 0 },
+	{ "cumulative", 'C', NULL, 0, "Totals since start instead of per interval", 0 },
+	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
+	  0 },
+	{ "attach", OPT_ATTACH, "MODE", 0,
+	  "How to attach: auto (default), uprobe-multi (kernel 6.10+) or perf-event", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
 	{},
 };
 
@@ -145,6 +151,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_LIB:
 		env.library = arg;
 		return 0;
+	case OPT_ATTACH:
+		if (attach_mode_parse(arg) < 0)
+			argp_error(state, "--attach takes auto, uprobe-multi or perf-event");
+		env.attach_mode = (enum attach_mode)attach_mode_parse(arg);
+		return 0;
 	case ARGP_KEY_ARG:
 		if (positional == 0)
 			env.interval_s = (int)parse_positive(arg, state, "interval");
@@ -176,7 +187,7 @@ static void on_signal(int signo)
 
 struct tracer {
 	struct stat_bpf *skel;
-	struct attachment attachment;
+	struct attacher attacher;
 	struct bpf_link *fork_link;
 	struct {
 		dev_t dev;
@@ -214,7 +225,7 @@ static int attach_pid(struct tracer *tracer, pid_t pid)
 			strerror(-err));
 		return err;
 	}
-	err = attach_library(tracer->skel->obj, library.path, pid, &tracer->attachment);
+	err = attacher_attach(&tracer->attacher, library.path, pid);
 	if (err)
 		fprintf(stderr, "optrace: cannot attach to process %d (%s): %s\n", pid,
 			library.mapped_path, strerror(-err));
@@ -238,7 +249,7 @@ static int attach_everywhere(struct tracer *tracer, const char *path)
 	}
 	if (tracer->library_count == MAX_LIBRARIES)
 		return -ENOSPC;
-	err = attach_library(tracer->skel->obj, path, -1, &tracer->attachment);
+	err = attacher_attach(&tracer->attacher, path, -1);
 	if (err) {
 		fprintf(stderr, "optrace: cannot attach to %s: %s\n", path, strerror(-err));
 		return err;
@@ -322,7 +333,7 @@ static bool targets_alive(struct tracer *tracer)
 /* The report, cut to the terminal: top's screen. */
 static void print_screen(const struct stat_snapshot *snapshot)
 {
-	struct winsize size = {.ws_row = 24, .ws_col = 80};
+	struct winsize size = { .ws_row = 24, .ws_col = 80 };
 	char *text = NULL, *line, *save;
 	size_t length = 0;
 	time_t now = time(NULL);
@@ -379,15 +390,16 @@ static int run(int argc, char **argv, const struct argp *argp);
 
 int cmd_stat(int argc, char **argv)
 {
-	static const struct argp argp = {.options = options, .parser = parse_arg, .doc = doc};
+	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
 
 	return run(argc, argv, &argp);
 }
 
 int cmd_top(int argc, char **argv)
 {
-	static const struct argp argp = {
-		.options = top_options, .parser = parse_arg, .doc = top_doc};
+	static const struct argp argp = { .options = top_options,
+					  .parser = parse_arg,
+					  .doc = top_doc };
 
 	env.top = true;
 	return run(argc, argv, &argp);
@@ -395,7 +407,7 @@ int cmd_top(int argc, char **argv)
 
 static int run(int argc, char **argv, const struct argp *argp)
 {
-	struct tracer tracer = {0};
+	struct tracer tracer = { 0 };
 	long elapsed_ms = 0, since_print_ms = 0;
 	int err, printed = 0, release_fd = -1, command_at = argc;
 	char library_buffer[4096];
@@ -441,6 +453,17 @@ static int run(int argc, char **argv, const struct argp *argp)
 		return 1;
 	}
 	tracer.skel->rodata->filter_targets = env.command != NULL;
+	err = attacher_prepare(&tracer.attacher, tracer.skel->obj, env.attach_mode);
+	if (err) {
+		fprintf(stderr,
+			"optrace: this kernel has no uprobe_multi links with a process-wide "
+			"pid filter (6.10+): use --attach perf-event\n");
+		goto cleanup;
+	}
+	if (verbose)
+		fprintf(stderr, "optrace: attaching through %s\n",
+			tracer.attacher.uprobe_multi ? "uprobe_multi links"
+						     : "perf-event uprobes (libbpf)");
 	err = stat_bpf__load(tracer.skel);
 	if (err) {
 		fprintf(stderr,
@@ -493,7 +516,7 @@ static int run(int argc, char **argv, const struct argp *argp)
 			env.interval_s ? "" : "Hit Ctrl-C to end and print.");
 
 	while (!exiting) {
-		struct timespec tick = {0, TICK_MS * 1000 * 1000};
+		struct timespec tick = { 0, TICK_MS * 1000 * 1000 };
 
 		nanosleep(&tick, NULL);
 		elapsed_ms += TICK_MS;
@@ -521,7 +544,7 @@ cleanup:
 	if (release_fd >= 0)
 		close(release_fd);
 	/* Detaching disarms the semaphores: the targets go on untraced. */
-	attachment_destroy(&tracer.attachment);
+	attacher_destroy(&tracer.attacher);
 	bpf_link__destroy(tracer.fork_link);
 	stat_bpf__destroy(tracer.skel);
 	if (env.command && tracer.child > 0) {

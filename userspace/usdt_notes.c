@@ -148,7 +148,7 @@ static int find_stapsdt_base(struct elf_file *file, size_t shstrndx)
 
 int usdt_notes_read(const char *path, const char *provider, struct usdt_notes *out)
 {
-	struct elf_file file = {.fd = -1};
+	struct elf_file file = { .fd = -1 };
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 	int err;

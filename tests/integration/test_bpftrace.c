@@ -113,7 +113,7 @@ static void tracer_stop(struct tracer *tracer)
 /* A bpftrace map key "[a, b, c]" with numbers turned into ABI names. */
 static void add_map_line(struct counts *counts, const char *map, char *keys, long value)
 {
-	char *fields[4] = {0}, key[512];
+	char *fields[4] = { 0 }, key[512];
 	int n = 0;
 
 	for (char *field = strtok(keys, ","); field && n < 4; field = strtok(NULL, ","))
@@ -161,7 +161,7 @@ static void parse_bpftrace_maps(const char *path, struct counts *counts)
 static void check_demo_against_bpftrace(const char *const demo_args[])
 {
 	char *argv[32], truth_path[256], message[8192], *text;
-	struct counts truth = {0}, traced = {0};
+	struct counts truth = { 0 }, traced = { 0 };
 	struct tracer tracer;
 	const char *why;
 	int status, argc = 0, blocks;
@@ -204,7 +204,7 @@ static void check_demo_against_bpftrace(const char *const demo_args[])
 
 START_TEST(test_bpftrace_lists_every_probe)
 {
-	char *argv[] = {"bpftrace", "-l", "usdt:" LIBOPTRACE ":*", NULL};
+	char *argv[] = { "bpftrace", "-l", "usdt:" LIBOPTRACE ":*", NULL };
 	char path[] = "/tmp/optrace-list-XXXXXX", *text;
 	const char *why = bpf_unavailable_reason();
 	int fd, status;
@@ -231,7 +231,7 @@ END_TEST
 
 START_TEST(test_jacobi_counts)
 {
-	static const char *const args[] = {"--workload", "jacobi", NULL};
+	static const char *const args[] = { "--workload", "jacobi", NULL };
 
 	check_demo_against_bpftrace(args);
 }
@@ -239,7 +239,7 @@ END_TEST
 
 START_TEST(test_stats_counts)
 {
-	static const char *const args[] = {"--workload", "stats", NULL};
+	static const char *const args[] = { "--workload", "stats", NULL };
 
 	check_demo_against_bpftrace(args);
 }
@@ -247,7 +247,7 @@ END_TEST
 
 START_TEST(test_fallback_counts)
 {
-	static const char *const args[] = {"--workload", "fallback", NULL};
+	static const char *const args[] = { "--workload", "fallback", NULL };
 
 	check_demo_against_bpftrace(args);
 }
@@ -255,8 +255,8 @@ END_TEST
 
 START_TEST(test_openmp_and_threads_counts)
 {
-	static const char *const args[] = {"--workload", "all", "--omp", "2",
-					   "--threads",	 "2",	NULL};
+	static const char *const args[] = { "--workload", "all", "--omp", "2",
+					    "--threads",  "2",	 NULL };
 
 	check_demo_against_bpftrace(args);
 }
@@ -264,7 +264,7 @@ END_TEST
 
 START_TEST(test_child_processes_counts)
 {
-	static const char *const args[] = {"--workload", "stats", "--procs", "2", NULL};
+	static const char *const args[] = { "--workload", "stats", "--procs", "2", NULL };
 
 	check_demo_against_bpftrace(args);
 }

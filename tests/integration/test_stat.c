@@ -107,17 +107,25 @@ static void stat_counts(const char *json_path, struct counts *counts, int *proce
 	free(text);
 }
 
-/* optrace stat --json -- optrace-demo ARGS: its counts must equal the truth. */
-static void check_command(const char *const demo_args[], int expected_processes)
+/*
+ * optrace stat --json [--attach MODE] -- optrace-demo ARGS: its counts must
+ * equal the truth. attach_mode NULL: optrace's default.
+ */
+static void check_command_attached(const char *attach_mode, const char *const demo_args[],
+				   int expected_processes)
 {
 	char *json = path_in_dir("stat.json"), *truth_path = path_in_dir("truth.txt");
 	char *argv[40], message[8192];
-	struct counts truth = {0}, traced = {0};
+	struct counts truth = { 0 }, traced = { 0 };
 	int argc = 0, status, processes;
 
 	argv[argc++] = OPTRACE;
 	argv[argc++] = "stat";
 	argv[argc++] = "--json";
+	if (attach_mode) {
+		argv[argc++] = "--attach";
+		argv[argc++] = (char *)attach_mode;
+	}
 	argv[argc++] = "--";
 	argv[argc++] = DEMO;
 	for (int i = 0; demo_args[i]; i++)
@@ -140,6 +148,11 @@ static void check_command(const char *const demo_args[], int expected_processes)
 	free(truth_path);
 }
 
+static void check_command(const char *const demo_args[], int expected_processes)
+{
+	check_command_attached(NULL, demo_args, expected_processes);
+}
+
 #define NEED_BPF()                                          \
 	do {                                                \
 		const char *why = bpf_unavailable_reason(); \
@@ -149,7 +162,7 @@ static void check_command(const char *const demo_args[], int expected_processes)
 
 START_TEST(test_jacobi)
 {
-	static const char *const args[] = {"--workload", "jacobi", NULL};
+	static const char *const args[] = { "--workload", "jacobi", NULL };
 
 	NEED_BPF();
 	check_command(args, 1);
@@ -158,7 +171,7 @@ END_TEST
 
 START_TEST(test_stats)
 {
-	static const char *const args[] = {"--workload", "stats", NULL};
+	static const char *const args[] = { "--workload", "stats", NULL };
 
 	NEED_BPF();
 	check_command(args, 1);
@@ -167,7 +180,7 @@ END_TEST
 
 START_TEST(test_fallback)
 {
-	static const char *const args[] = {"--workload", "fallback", NULL};
+	static const char *const args[] = { "--workload", "fallback", NULL };
 
 	NEED_BPF();
 	check_command(args, 1);
@@ -176,17 +189,27 @@ END_TEST
 
 START_TEST(test_openmp_threads)
 {
-	static const char *const args[] = {"--workload", "all", "--omp", "2",
-					   "--threads",	 "2",	NULL};
+	static const char *const args[] = { "--workload", "all", "--omp", "2",
+					    "--threads",  "2",	 NULL };
 
 	NEED_BPF();
 	check_command(args, 1);
 }
 END_TEST
 
+/* The same counts through libbpf's perf-event uprobes, the older kernels' way. */
+START_TEST(test_perf_event_attach)
+{
+	static const char *const args[] = { "--workload", "all", "--omp", "1", NULL };
+
+	NEED_BPF();
+	check_command_attached("perf-event", args, 1);
+}
+END_TEST
+
 START_TEST(test_follows_children)
 {
-	static const char *const args[] = {"--workload", "stats", "--procs", "3", NULL};
+	static const char *const args[] = { "--workload", "stats", "--procs", "3", NULL };
 
 	NEED_BPF();
 	check_command(args, 3);
@@ -221,7 +244,7 @@ static int stop_demo(pid_t pid)
 
 static long total_ops(const char *json_path, int *processes)
 {
-	struct counts traced = {0};
+	struct counts traced = { 0 };
 	long total = 0;
 
 	stat_counts(json_path, &traced, processes);
@@ -236,7 +259,7 @@ static long total_ops(const char *json_path, int *processes)
 static bool semaphores_armed(pid_t pid)
 {
 	char pid_text[16], *out = path_in_dir("list.txt"), *text;
-	char *argv[] = {OPTRACE, "list", "-p", pid_text, NULL};
+	char *argv[] = { OPTRACE, "list", "-p", pid_text, NULL };
 	bool armed;
 
 	snprintf(pid_text, sizeof(pid_text), "%d", pid);
@@ -252,7 +275,7 @@ static bool semaphores_armed(pid_t pid)
 START_TEST(test_attach_and_detach_live)
 {
 	char pid_text[16], *json = path_in_dir("live.json");
-	char *argv[] = {OPTRACE, "stat", "--json", "-d", "2", "-p", pid_text, NULL};
+	char *argv[] = { OPTRACE, "stat", "--json", "-d", "2", "-p", pid_text, NULL };
 	int status, processes;
 	pid_t demo;
 
@@ -276,8 +299,12 @@ END_TEST
 
 START_TEST(test_pid_attach_leaves_others_alone)
 {
+	static const char *const modes[] = { "uprobe-multi", "perf-event" };
+	const char *mode = modes[_i];
 	char pid_text[16];
-	char *argv[] = { OPTRACE, "stat", "-d", "3", "-p", pid_text, NULL };
+	char *argv[] = {
+		OPTRACE, "stat", "--attach", (char *)mode, "-d", "3", "-p", pid_text, NULL
+	};
 	pid_t target, other, tracer;
 	int status;
 
@@ -305,8 +332,8 @@ END_TEST
 START_TEST(test_two_pids_and_all)
 {
 	char pid_a[16], pid_b[16], *json = path_in_dir("two.json");
-	char *by_pid[] = {OPTRACE, "stat", "--json", "-d", "2", "-p", pid_a, "-p", pid_b, NULL};
-	char *all[] = {OPTRACE, "stat", "--json", "-d", "2", "-a", NULL};
+	char *by_pid[] = { OPTRACE, "stat", "--json", "-d", "2", "-p", pid_a, "-p", pid_b, NULL };
+	char *all[] = { OPTRACE, "stat", "--json", "-d", "2", "-a", NULL };
 	pid_t a, b;
 	int processes;
 
@@ -330,7 +357,7 @@ END_TEST
 START_TEST(test_target_exits_mid_trace)
 {
 	char pid_text[16], *json = path_in_dir("exit.json");
-	char *argv[] = {OPTRACE, "stat", "--json", "-p", pid_text, NULL};
+	char *argv[] = { OPTRACE, "stat", "--json", "-p", pid_text, NULL };
 	struct timespec start, end;
 	int processes;
 	pid_t demo, tracer;
@@ -394,9 +421,9 @@ END_TEST
 START_TEST(test_clear_errors)
 {
 	char *err_path = path_in_dir("err.txt"), *text;
-	char *no_process[] = {OPTRACE, "stat", "-p", "999999999", NULL};
-	char sleeper_pid[16], *no_library[] = {OPTRACE, "stat", "-p", sleeper_pid, NULL};
-	char *no_target[] = {OPTRACE, "stat", NULL};
+	char *no_process[] = { OPTRACE, "stat", "-p", "999999999", NULL };
+	char sleeper_pid[16], *no_library[] = { OPTRACE, "stat", "-p", sleeper_pid, NULL };
+	char *no_target[] = { OPTRACE, "stat", NULL };
 	pid_t sleeper;
 
 	NEED_BPF();
@@ -438,7 +465,8 @@ int main(void)
 	tcase_add_test(tc, test_openmp_threads);
 	tcase_add_test(tc, test_follows_children);
 	tcase_add_test(tc, test_attach_and_detach_live);
-	tcase_add_test(tc, test_pid_attach_leaves_others_alone);
+	tcase_add_test(tc, test_perf_event_attach);
+	tcase_add_loop_test(tc, test_pid_attach_leaves_others_alone, 0, 2);
 	tcase_add_test(tc, test_two_pids_and_all);
 	tcase_add_test(tc, test_target_exits_mid_trace);
 	tcase_add_test(tc, test_sigint_prints_and_exits);

@@ -176,7 +176,7 @@ static struct jv *parse_value(struct parser *parser)
 
 struct jv *jv_parse(const char *text)
 {
-	struct parser parser = {.p = text};
+	struct parser parser = { .p = text };
 	struct jv *value = parse_value(&parser);
 
 	skip_space(&parser);

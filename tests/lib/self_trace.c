@@ -114,7 +114,7 @@ static int patch(uint8_t *address, uint8_t byte)
 
 int self_trace_start(void)
 {
-	struct sigaction action = {.sa_sigaction = on_trap, .sa_flags = SA_SIGINFO};
+	struct sigaction action = { .sa_sigaction = on_trap, .sa_flags = SA_SIGINFO };
 	Dl_info info;
 	int err;
 

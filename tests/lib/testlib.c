@@ -56,7 +56,7 @@ const char *bpf_unavailable_reason(void)
 
 int run_command(char *const argv[], const char *out_path, const char *err_path, int timeout_s)
 {
-	struct timespec pause = {0, 20 * 1000 * 1000};
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
 	int status, waited_ms = 0;
 	pid_t pid, done;
 

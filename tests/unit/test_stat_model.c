@@ -29,7 +29,7 @@ static void record(struct latency *latency, __u64 ns, __u64 self_ns)
 
 START_TEST(test_merge_and_percentiles)
 {
-	struct latency a = {0}, b = {0}, sum = {0};
+	struct latency a = { 0 }, b = { 0 }, sum = { 0 };
 	double p50, p99;
 
 	for (int i = 0; i < 99; i++)
@@ -47,8 +47,8 @@ START_TEST(test_merge_and_percentiles)
 	ck_assert_msg(p50 >= 1000 && p50 <= 1024, "p50 %f", p50);
 	ck_assert_msg(p99 >= 1000 && p99 <= 1024, "p99 %f", p99);
 	ck_assert(latency_percentile(&sum, 1.0) == 1000000);
-	ck_assert(latency_percentile(&(struct latency){0}, 0.5) == 0);
-	latency_merge(&sum, &(struct latency){0}); /* an empty CPU changes nothing */
+	ck_assert(latency_percentile(&(struct latency){ 0 }, 0.5) == 0);
+	latency_merge(&sum, &(struct latency){ 0 }); /* an empty CPU changes nothing */
 	ck_assert_uint_eq(sum.min_ns, 1000);
 }
 END_TEST
@@ -76,20 +76,20 @@ static struct op_row *add_op(struct stat_snapshot *s, __u32 tgid, const char *na
 	s->ops = realloc(s->ops, (s->op_count + 1) * sizeof(*s->ops));
 	row = &s->ops[s->op_count++];
 	memset(row, 0, sizeof(*row));
-	row->key = (struct op_key){.tgid = tgid,
-				   .depth = depth,
-				   .name = (__u64)(unsigned long)name,
-				   .parent_name = (__u64)(unsigned long)parent,
-				   .root_name = (__u64)(unsigned long)parent,
-				   .mode = (__u8)mode,
-				   .mode_reason = (__u8)reason,
-				   .status = (__u8)status};
+	row->key = (struct op_key){ .tgid = tgid,
+				    .depth = depth,
+				    .name = (__u64)(unsigned long)name,
+				    .parent_name = (__u64)(unsigned long)parent,
+				    .root_name = (__u64)(unsigned long)parent,
+				    .mode = (__u8)mode,
+				    .mode_reason = (__u8)reason,
+				    .status = (__u8)status };
 	return row;
 }
 
 static struct stat_snapshot sample(void)
 {
-	struct stat_snapshot s = {0};
+	struct stat_snapshot s = { 0 };
 
 	add_string(&s, 7, mean_name, 0);
 	add_string(&s, 7, sum_name, 0);
@@ -120,7 +120,7 @@ static struct stat_snapshot sample(void)
 
 static char *print_to_string(const struct stat_snapshot *s, bool json, bool helpers)
 {
-	struct stat_print_options options = {.json = json, .show_helpers = helpers};
+	struct stat_print_options options = { .json = json, .show_helpers = helpers };
 	char *text = NULL;
 	size_t size = 0;
 	FILE *out = open_memstream(&text, &size);
@@ -201,7 +201,7 @@ END_TEST
 
 START_TEST(test_strings_resolve_or_say_why)
 {
-	struct stat_snapshot s = {0};
+	struct stat_snapshot s = { 0 };
 	char buffer[80];
 
 	add_string(&s, 1, mean_name, 0);

@@ -16,9 +16,9 @@ static const struct {
 	const char *name;
 	int argc;
 } abi_probes[] = {
-	{"rt_init", 3},	    {"op_begin", 5},	{"op_end", 2},	   {"op_mode", 3},
-	{"op_fallback", 3}, {"task_launch", 5}, {"task_begin", 4}, {"task_end", 3},
-	{"wait_begin", 2},  {"wait_end", 2},
+	{ "rt_init", 3 },     { "op_begin", 5 },    { "op_end", 2 },	 { "op_mode", 3 },
+	{ "op_fallback", 3 }, { "task_launch", 5 }, { "task_begin", 4 }, { "task_end", 3 },
+	{ "wait_begin", 2 },  { "wait_end", 2 },
 };
 
 START_TEST(test_every_probe_has_a_semaphore)
