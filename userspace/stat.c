@@ -331,7 +331,7 @@ static bool targets_alive(struct tracer *tracer)
 }
 
 /* The report, cut to the terminal: top's screen. */
-static void print_screen(const struct stat_snapshot *snapshot)
+static void print_screen(struct stat_snapshot *snapshot)
 {
 	struct winsize size = { .ws_row = 24, .ws_col = 80 };
 	char *text = NULL, *line, *save;

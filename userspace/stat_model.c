@@ -548,12 +548,32 @@ static void print_process_json(FILE *out, const struct stat_snapshot *snapshot, 
 	fputs("]}", out);
 }
 
-void stat_print(FILE *out, const struct stat_snapshot *snapshot,
-		const struct stat_print_options *options)
+static int compare_task_rows(const void *a, const void *b)
+{
+	const struct task_row *x = a, *y = b;
+
+	if (x->latency.total_ns != y->latency.total_ns)
+		return x->latency.total_ns > y->latency.total_ns ? -1 : 1;
+	return 0;
+}
+
+static int compare_wait_rows(const void *a, const void *b)
+{
+	const struct wait_row *x = a, *y = b;
+
+	if (x->latency.total_ns != y->latency.total_ns)
+		return x->latency.total_ns > y->latency.total_ns ? -1 : 1;
+	return 0;
+}
+
+void stat_print(FILE *out, struct stat_snapshot *snapshot, const struct stat_print_options *options)
 {
 	__u32 tgids[MAX_PROCESSES];
 	size_t count = stat_processes(snapshot, tgids, MAX_PROCESSES);
 
+	/* Where the time went, first. */
+	qsort(snapshot->tasks, snapshot->task_count, sizeof(*snapshot->tasks), compare_task_rows);
+	qsort(snapshot->waits, snapshot->wait_count, sizeof(*snapshot->waits), compare_wait_rows);
 	if (options->json) {
 		fputs("{\"processes\":[", out);
 		for (size_t i = 0; i < count; i++) {

@@ -85,9 +85,8 @@ struct stat_print_options {
 	bool json;
 };
 
-/* One report of every process in the snapshot. */
-void stat_print(FILE *out, const struct stat_snapshot *snapshot,
-		const struct stat_print_options *options);
+/* One report of every process in the snapshot (whose rows it sorts: slowest first). */
+void stat_print(FILE *out, struct stat_snapshot *snapshot, const struct stat_print_options *options);
 
 const char *stat_loss_name(int loss);
 

@@ -118,7 +118,7 @@ static struct stat_snapshot sample(void)
 	return s;
 }
 
-static char *print_to_string(const struct stat_snapshot *s, bool json, bool helpers)
+static char *print_to_string(struct stat_snapshot *s, bool json, bool helpers)
 {
 	struct stat_print_options options = { .json = json, .show_helpers = helpers };
 	char *text = NULL;
