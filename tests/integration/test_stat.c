@@ -39,8 +39,12 @@ static char *path_in_dir(const char *name)
 	return path;
 }
 
-/* optrace stat --json output as truth-like counts, summed over processes. */
-static void stat_counts(const char *json_path, struct counts *counts, int *processes)
+/*
+ * optrace stat --json output as truth-like counts, summed over processes
+ * (only_pid 0) or of one process.
+ */
+static void stat_counts_of(const char *json_path, pid_t only_pid, struct counts *counts,
+			   int *processes)
 {
 	char *text = read_file(json_path), key[512];
 	struct jv *root = text ? jv_parse(text) : NULL;
@@ -48,9 +52,13 @@ static void stat_counts(const char *json_path, struct counts *counts, int *proce
 
 	ck_assert_msg(list && list->type == JV_ARRAY, "not optrace's JSON:\n%.2000s",
 		      text ? text : "(unreadable)");
-	*processes = (int)list->count;
+	*processes = 0;
 	for (size_t p = 0; p < list->count; p++) {
 		const struct jv *process = list->items[p], *items;
+
+		if (only_pid && jv_number(process, "pid") != only_pid)
+			continue;
+		(*processes)++;
 
 		items = jv_get(process, "operations");
 		for (size_t i = 0; items && i < items->count; i++) {
@@ -105,6 +113,11 @@ static void stat_counts(const char *json_path, struct counts *counts, int *proce
 	ck_assert_msg(jv_number(jv_get(root, "lost"), "map_full") == 0, "optrace lost events");
 	jv_free(root);
 	free(text);
+}
+
+static void stat_counts(const char *json_path, struct counts *counts, int *processes)
+{
+	stat_counts_of(json_path, 0, counts, processes);
 }
 
 /*
@@ -354,6 +367,45 @@ START_TEST(test_two_pids_and_all)
 }
 END_TEST
 
+/* -a also traces a runtime started after optrace: all of it, exactly. */
+START_TEST(test_all_covers_later_processes)
+{
+	char *json = path_in_dir("all.json"), *truth_path = path_in_dir("truth.txt"), message[8192];
+	char *tracer_argv[] = { OPTRACE, "stat", "--json", "-d", "5", "-a", NULL };
+	char *demo_argv[] = { DEMO, "--workload", "fallback", "-q", "--truth", truth_path, NULL };
+	struct counts truth = { 0 }, traced = { 0 };
+	pid_t tracer, demo;
+	int status, processes;
+
+	NEED_BPF();
+	tracer = fork();
+	ck_assert_int_ge(tracer, 0);
+	if (tracer == 0)
+		_exit(run_command(tracer_argv, json, "/dev/null", 60) == 0 ? 0 : 1);
+	sleep(2);
+	demo = fork();
+	ck_assert_int_ge(demo, 0);
+	if (demo == 0) {
+		execv(DEMO, demo_argv);
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(demo, &status, 0), demo);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(waitpid(tracer, &status, 0), tracer);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	ck_assert_int_ge(truth_parse(truth_path, &truth), 1);
+	stat_counts_of(json, demo, &traced, &processes);
+	ck_assert_int_ge(processes, 1);
+	ck_assert_msg(counts_diff(&truth, &traced, message, sizeof(message)) == 0,
+		      "optrace stat -a differs from the ground truth:\n%s", message);
+	counts_free(&truth);
+	counts_free(&traced);
+	free(json);
+	free(truth_path);
+}
+END_TEST
+
 START_TEST(test_target_exits_mid_trace)
 {
 	char pid_text[16], *json = path_in_dir("exit.json");
@@ -468,6 +520,7 @@ int main(void)
 	tcase_add_test(tc, test_perf_event_attach);
 	tcase_add_loop_test(tc, test_pid_attach_leaves_others_alone, 0, 2);
 	tcase_add_test(tc, test_two_pids_and_all);
+	tcase_add_test(tc, test_all_covers_later_processes);
 	tcase_add_test(tc, test_target_exits_mid_trace);
 	tcase_add_test(tc, test_sigint_prints_and_exits);
 	tcase_add_test(tc, test_clear_errors);
