@@ -498,6 +498,22 @@ START_TEST(test_clear_errors)
 	kill(sleeper, SIGKILL);
 	waitpid(sleeper, NULL, 0);
 	ck_assert_int_eq(WEXITSTATUS(run_command(no_target, NULL, err_path, 30)), 2);
+	/* Without root: one sentence saying so (a copy nobody can run). */
+	{
+		char *copy = path_in_dir("optrace"), command[512];
+		char *as_nobody[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+				      copy, "stat", "-p", sleeper_pid, NULL };
+
+		snprintf(command, sizeof(command), "cp %s %s && chmod 755 %s %s", OPTRACE, copy, dir,
+			 copy);
+		ck_assert_int_eq(system(command), 0);
+
+		ck_assert_int_eq(WEXITSTATUS(run_command(as_nobody, NULL, err_path, 30)), 1);
+		text = read_file(err_path);
+		ck_assert_msg(strstr(text, "needs root"), "%s", text);
+		free(text);
+		free(copy);
+	}
 	free(err_path);
 }
 END_TEST
