@@ -170,9 +170,13 @@ demo: $(DEMO) $(OPTRACE)
 # ---- tests -------------------------------------------------------------------
 
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+# The unit tests link every userspace module but those that need BPF or main().
+USERSPACE_BPF_SRCS := $(addprefix userspace/,optrace.c stat.c stat_maps.c list.c attach.c \
+	uprobe_multi.c)
+USERSPACE_PURE_SRCS := $(filter-out $(USERSPACE_BPF_SRCS),$(wildcard userspace/*.c))
 TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(OUTPUT)/tests/lib_%.o,$(TEST_HELPER_SRCS)) \
-	$(patsubst %,$(OUTPUT)/tests/us_%.o,usdt_notes usdt_args stat_model json)
+	$(patsubst userspace/%.c,$(OUTPUT)/tests/us_%.o,$(USERSPACE_PURE_SRCS))
 TEST_SRCS := $(wildcard tests/unit/test_*.c tests/integration/test_*.c)
 TEST_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(TEST_SRCS)))
 TEST_CFLAGS := $(ALL_CFLAGS) -Itests/lib -DOPTRACE_BUILD_DIR='"$(OUTPUT)"'
@@ -187,7 +191,7 @@ $(OUTPUT)/tests/us_%.o: userspace/%.c $(wildcard userspace/*.h) | $(OUTPUT)/test
 
 $(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) $(PROBES_HEADER) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPER_OBJS) $(LINK_OPTRACE) -lelf $(CHECK_LIBS)
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPER_OBJS) $(LINK_OPTRACE) -lelf -lz $(CHECK_LIBS)
 
 tests: $(TEST_BINS)
 
