@@ -13,6 +13,8 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 
+#include "targets.bpf.h"
+
 #include "bits.bpf.h"
 #include "stat.h"
 
@@ -21,9 +23,6 @@
 #define MAX_TASKS 65536
 
 _Static_assert((STAT_STACK_MAX & (STAT_STACK_MAX - 1)) == 0, "a power of two, for masks");
-
-/* Set by the loader before load; the verifier drops the dead branches. */
-const volatile bool filter_targets = false;
 
 struct frame {
 	__u64 op;
@@ -49,13 +48,6 @@ struct task_info {
 	__u64 name;
 	__u64 root_name;
 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u8);
-} targets SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -141,13 +133,6 @@ static __always_inline void count_loss(__u32 loss)
 
 	if (counter)
 		(*counter)++;
-}
-
-static __always_inline bool is_target(__u32 tgid)
-{
-	if (!filter_targets)
-		return true;
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
 /* The value at key, created zeroed from zero (a map of one entry) if new. */
@@ -467,20 +452,6 @@ int BPF_USDT(wait_end, __u64 op, int kind)
 	stats = lookup_or_init(&wait_stats, &key, &zero_latency, &created);
 	if (stats)
 		record_latency(stats, duration, duration);
-	return 0;
-}
-
-/* With -- CMD, every descendant of the command is a target too. */
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
-{
-	__u32 parent_tgid = BPF_CORE_READ(parent, tgid), child_tgid = BPF_CORE_READ(child, tgid);
-	__u8 yes = 1;
-
-	if (!filter_targets || parent_tgid == child_tgid)
-		return 0;
-	if (bpf_map_lookup_elem(&targets, &parent_tgid))
-		bpf_map_update_elem(&targets, &child_tgid, &yes, BPF_ANY);
 	return 0;
 }
 

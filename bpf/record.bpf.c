@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * optrace record: one fixed-size record per probe hit into a ring buffer.
+ *
+ * Submits never wake the consumer (BPF_RB_NO_WAKEUP): a wakeup costs more
+ * than the event itself, and optrace polls every few milliseconds instead.
+ * Strings go once per (process, address), just before the first event that
+ * names them; every loss is counted.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+
+#include "targets.bpf.h"
+
+#include "record.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 * 1024 * 1024); /* the loader may resize it */
+} events SEC(".maps");
+
+struct string_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 address;
+};
+
+/* Strings already sent; an evicted one is sent again, which is harmless. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct string_key);
+	__type(value, __u8);
+} sent_strings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RECORD_LOSS__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} losses SEC(".maps");
+
+static __always_inline void count_loss(__u32 loss)
+{
+	__u64 *counter = bpf_map_lookup_elem(&losses, &loss);
+
+	if (counter)
+		(*counter)++;
+}
+
+static __always_inline void send_string(__u64 pid_tgid, __u64 address)
+{
+	struct string_key key = { .tgid = pid_tgid >> 32, .address = address };
+	struct record_string *record;
+	__u8 yes = 1;
+	long length;
+
+	if (!address || bpf_map_lookup_elem(&sent_strings, &key))
+		return;
+	record = bpf_ringbuf_reserve(&events, sizeof(*record), 0);
+	if (!record) {
+		count_loss(RECORD_LOSS_STRING_DROPPED);
+		return;
+	}
+	record->timestamp = bpf_ktime_get_ns();
+	record->tgid = pid_tgid >> 32;
+	record->tid = (__u32)pid_tgid;
+	record->type = RECORD_STRING;
+	record->reserved = 0;
+	record->address = address;
+	record->truncated = 0;
+	record->unreadable = 0;
+	length = bpf_probe_read_user_str(record->text, sizeof(record->text), (void *)address);
+	if (length < 0) {
+		record->text[0] = '\0';
+		record->unreadable = 1;
+		count_loss(RECORD_LOSS_STRING_UNREADABLE);
+	} else if (length == sizeof(record->text)) {
+		record->truncated = 1;
+		count_loss(RECORD_LOSS_STRING_TRUNCATED);
+	}
+	bpf_ringbuf_submit(record, BPF_RB_NO_WAKEUP);
+	bpf_map_update_elem(&sent_strings, &key, &yes, BPF_ANY);
+}
+
+static __always_inline int send_event(__u16 type, __u64 a0, __u64 a1, __u64 a2, __u64 a3, __u64 a4)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct record_event *event;
+
+	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+	if (!event) {
+		count_loss(RECORD_LOSS_RINGBUF_FULL);
+		return 0;
+	}
+	event->timestamp = bpf_ktime_get_ns();
+	event->tgid = pid_tgid >> 32;
+	event->tid = (__u32)pid_tgid;
+	event->type = type;
+	event->cpu = (__u16)bpf_get_smp_processor_id();
+	event->reserved = 0;
+	event->args[0] = a0;
+	event->args[1] = a1;
+	event->args[2] = a2;
+	event->args[3] = a3;
+	event->args[4] = a4;
+	bpf_ringbuf_submit(event, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+#define TARGETS_ONLY()                                            \
+	do {                                                      \
+		if (!is_target(bpf_get_current_pid_tgid() >> 32)) \
+			return 0;                                 \
+	} while (0)
+
+SEC("usdt")
+int BPF_USDT(rt_init, int abi_version, int rank, int rank_count)
+{
+	TARGETS_ONLY();
+	return send_event(RECORD_RT_INIT, abi_version, rank, rank_count, 0, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(op_begin, __u64 op, __u64 parent, __u32 depth, __u64 name, __u64 callsite)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	TARGETS_ONLY();
+	send_string(pid_tgid, name);
+	send_string(pid_tgid, callsite);
+	return send_event(RECORD_OP_BEGIN, op, parent, depth, name, callsite);
+}
+
+SEC("usdt")
+int BPF_USDT(op_end, __u64 op, int status)
+{
+	TARGETS_ONLY();
+	return send_event(RECORD_OP_END, op, status, 0, 0, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(op_mode, __u64 op, int mode, int reason)
+{
+	TARGETS_ONLY();
+	return send_event(RECORD_OP_MODE, op, mode, reason, 0, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(op_fallback, __u64 op, int reason, __u64 detail)
+{
+	TARGETS_ONLY();
+	send_string(bpf_get_current_pid_tgid(), detail);
+	return send_event(RECORD_OP_FALLBACK, op, reason, detail, 0, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u32 points)
+{
+	TARGETS_ONLY();
+	send_string(bpf_get_current_pid_tgid(), name);
+	return send_event(RECORD_TASK_LAUNCH, task, op, root_op, name, points);
+}
+
+SEC("usdt")
+int BPF_USDT(task_begin, __u64 task, __u32 point, int variant, __u32 processor)
+{
+	TARGETS_ONLY();
+	return send_event(RECORD_TASK_BEGIN, task, point, variant, processor, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(task_end, __u64 task, __u32 point, int status)
+{
+	TARGETS_ONLY();
+	return send_event(RECORD_TASK_END, task, point, status, 0, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(wait_begin, __u64 op, int kind)
+{
+	TARGETS_ONLY();
+	return send_event(RECORD_WAIT_BEGIN, op, kind, 0, 0, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(wait_end, __u64 op, int kind)
+{
+	TARGETS_ONLY();
+	return send_event(RECORD_WAIT_END, op, kind, 0, 0, 0);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
