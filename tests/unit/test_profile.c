@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The profile model on hand-built record sequences. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+#include "../../userspace/profile.h"
+
+#define PID 100
+#define MAIN 100
+#define WORKER 101
+
+/* What the consumer was handed, in order. */
+static struct profile_op done[64];
+static int done_count;
+static struct profile_run runs[64];
+static int run_count;
+static struct profile_wait waits[8];
+static int wait_count;
+static char done_names[64][32];
+
+static void on_op_done(void *ctx, const struct profile *profile, const struct profile_op *op)
+{
+	(void)ctx;
+	ck_assert_int_lt(done_count, 64);
+	snprintf(done_names[done_count], sizeof(done_names[0]), "%s",
+		 profile_string(profile, op->tgid, op->name));
+	done[done_count++] = *op;
+}
+
+static void on_task_run(void *ctx, const struct profile *profile, const struct profile_run *run)
+{
+	(void)ctx;
+	(void)profile;
+	ck_assert_int_lt(run_count, 64);
+	runs[run_count++] = *run;
+}
+
+static void on_wait(void *ctx, const struct profile *profile, const struct profile_wait *wait)
+{
+	(void)ctx;
+	(void)profile;
+	waits[wait_count++] = *wait;
+}
+
+static struct profile profile;
+
+static void setup(void)
+{
+	struct profile_consumer consumer = {
+		.op_done = on_op_done,
+		.task_run = on_task_run,
+		.wait = on_wait,
+	};
+
+	done_count = run_count = wait_count = 0;
+	profile_init(&profile, &consumer);
+}
+
+static void teardown(void)
+{
+	profile_free(&profile);
+}
+
+static void feed(uint64_t ts, uint32_t tid, int type, uint64_t a0, uint64_t a1, uint64_t a2,
+		 uint64_t a3, uint64_t a4)
+{
+	struct record_event event = {
+		.timestamp = ts,
+		.tgid = PID,
+		.tid = tid,
+		.type = (__u16)type,
+		.args = { a0, a1, a2, a3, a4 },
+	};
+
+	ck_assert_int_eq(profile_feed(&profile, &event, sizeof(event)), 0);
+}
+
+/* Names are addresses in the traced process; these stand for them. */
+enum { MEAN = 0x1000, SUM = 0x2000, DIVIDE = 0x3000, SITE = 0x4000, REDUCE = 0x5000 };
+
+static void feed_string(uint64_t address, const char *text)
+{
+	struct record_string record = {
+		.tgid = PID,
+		.tid = MAIN,
+		.type = RECORD_STRING,
+		.address = address,
+	};
+
+	snprintf(record.text, sizeof(record.text), "%s", text);
+	ck_assert_int_eq(profile_feed(&profile, &record, sizeof(record)), 0);
+}
+
+static void strings(void)
+{
+	feed_string(MEAN, "mean");
+	feed_string(SUM, "sum");
+	feed_string(DIVIDE, "divide");
+	feed_string(SITE, "main.py:3");
+	feed_string(REDUCE, "Reduce");
+}
+
+START_TEST(test_nesting_and_self_time)
+{
+	strings();
+	feed(100, MAIN, RECORD_OP_BEGIN, 1, 0, 0, MEAN, SITE);
+	feed(110, MAIN, RECORD_OP_BEGIN, 2, 1, 1, SUM, SITE);
+	feed(111, MAIN, RECORD_OP_MODE, 2, OPTRACE_MODE_EAGER, OPTRACE_MODE_REASON_BELOW_THRESHOLD,
+	     0, 0);
+	feed(150, MAIN, RECORD_OP_END, 2, 0, 0, 0, 0);
+	feed(160, MAIN, RECORD_OP_BEGIN, 3, 1, 1, DIVIDE, SITE);
+	feed(170, MAIN, RECORD_OP_END, 3, 1, 0, 0, 0);
+	feed(200, MAIN, RECORD_OP_END, 1, 0, 0, 0, 0);
+	profile_finish(&profile);
+
+	/* Done innermost first: a helper before the op that called it. */
+	ck_assert_int_eq(done_count, 3);
+	ck_assert_str_eq(done_names[0], "sum");
+	ck_assert_str_eq(done_names[1], "divide");
+	ck_assert_str_eq(done_names[2], "mean");
+	ck_assert_int_eq(done[0].depth, 1);
+	ck_assert_uint_eq(done[0].parent_name, MEAN);
+	ck_assert_uint_eq(done[0].root_name, MEAN);
+	ck_assert_int_eq(done[0].mode, OPTRACE_MODE_EAGER);
+	ck_assert_int_eq(done[1].status, 1);
+	ck_assert_int_eq(done[2].mode, PROFILE_MODE_UNSET);
+	ck_assert_uint_eq(done[2].end_ns - done[2].begin_ns, 100);
+	ck_assert_uint_eq(done[2].child_ns, 50); /* 40 in sum, 10 in divide */
+	ck_assert_uint_eq(done[2].root_name, MEAN);
+	ck_assert(!done[2].cut);
+	ck_assert_uint_eq(profile.ops.count, 0); /* nothing kept */
+}
+END_TEST
+
+START_TEST(test_tasks_keep_their_operation_until_they_ran)
+{
+	strings();
+	feed(100, MAIN, RECORD_OP_BEGIN, 1, 0, 0, MEAN, SITE);
+	feed(110, MAIN, RECORD_OP_BEGIN, 2, 1, 1, SUM, SITE);
+	feed(112, MAIN, RECORD_TASK_LAUNCH, 77, 2, 1, REDUCE, 2);
+	feed(115, MAIN, RECORD_OP_END, 2, 0, 0, 0, 0);
+	feed(120, MAIN, RECORD_OP_END, 1, 0, 0, 0, 0);
+	/* Both ended, but their tasks have not run: nothing done yet. */
+	ck_assert_int_eq(done_count, 0);
+	/* The worker's clock is a little behind: order is per thread only. */
+	feed(118, WORKER, RECORD_TASK_BEGIN, 77, 0, OPTRACE_VARIANT_OPENMP, 3, 0);
+	feed(130, WORKER, RECORD_TASK_END, 77, 0, 0, 0, 0);
+	ck_assert_int_eq(done_count, 0);
+	feed(131, WORKER, RECORD_TASK_BEGIN, 77, 1, OPTRACE_VARIANT_CPU, 0, 0);
+	feed(140, WORKER, RECORD_TASK_END, 77, 1, 0, 0, 0);
+	ck_assert_int_eq(done_count, 2);
+
+	ck_assert_int_eq(run_count, 2);
+	ck_assert_uint_eq(runs[0].task_name, REDUCE);
+	ck_assert_uint_eq(runs[0].root_name, MEAN);
+	ck_assert_uint_eq(runs[0].op_name, SUM);
+	ck_assert_int_eq(runs[0].variant, OPTRACE_VARIANT_OPENMP);
+	ck_assert_uint_eq(runs[0].processor, 3);
+	ck_assert_uint_eq(runs[1].end_ns - runs[1].begin_ns, 9);
+	/* sum ran one point per variant; mean's tree counts them too. */
+	ck_assert_str_eq(done_names[0], "sum");
+	ck_assert_uint_eq(done[0].points[OPTRACE_VARIANT_OPENMP], 1);
+	ck_assert_uint_eq(done[0].points[OPTRACE_VARIANT_CPU], 1);
+	ck_assert_uint_eq(done[1].points[OPTRACE_VARIANT_CPU], 0);
+	ck_assert_uint_eq(done[1].tree_points[OPTRACE_VARIANT_CPU], 1);
+	ck_assert_uint_eq(done[1].tree_points[OPTRACE_VARIANT_OPENMP], 1);
+	ck_assert_uint_eq(profile.tasks.count, 0);
+}
+END_TEST
+
+START_TEST(test_open_at_the_end_is_closed_and_marked)
+{
+	strings();
+	feed(100, MAIN, RECORD_OP_BEGIN, 1, 0, 0, MEAN, SITE);
+	feed(110, MAIN, RECORD_OP_BEGIN, 2, 1, 1, SUM, SITE);
+	feed(112, MAIN, RECORD_TASK_LAUNCH, 77, 2, 1, REDUCE, 3);
+	feed(118, WORKER, RECORD_TASK_BEGIN, 77, 0, OPTRACE_VARIANT_CPU, 0, 0);
+	feed(150, MAIN, RECORD_WAIT_BEGIN, 2, OPTRACE_WAIT_FUTURE, 0, 0, 0);
+	profile_finish(&profile);
+
+	/* The running point is cut, the two never run are dropped. */
+	ck_assert_int_eq(run_count, 1);
+	ck_assert(runs[0].cut);
+	ck_assert_uint_eq(runs[0].end_ns, 150);
+	ck_assert_int_eq(done_count, 2);
+	ck_assert(done[0].cut && done[1].cut);
+	ck_assert_uint_eq(done[1].end_ns, 150);
+	ck_assert_uint_eq(profile.stats.cut_ops, 2);
+	ck_assert_uint_eq(profile.stats.cut_runs, 1);
+}
+END_TEST
+
+START_TEST(test_attached_mid_operation)
+{
+	strings();
+	/* sum's caller began before the capture: parent 7 was never seen. */
+	feed(110, MAIN, RECORD_OP_BEGIN, 2, 7, 1, SUM, SITE);
+	feed(115, MAIN, RECORD_OP_END, 2, 0, 0, 0, 0);
+	feed(120, MAIN, RECORD_OP_END, 7, 0, 0, 0, 0);
+	feed(125, WORKER, RECORD_TASK_END, 99, 0, 0, 0, 0);
+	feed(126, WORKER, RECORD_TASK_BEGIN, 99, 0, 0, 0, 0);
+	profile_finish(&profile);
+
+	ck_assert_int_eq(done_count, 1);
+	ck_assert_uint_eq(done[0].depth, 1);
+	ck_assert_uint_eq(done[0].parent_name, 0);
+	ck_assert_uint_eq(done[0].root_name, 0);
+	ck_assert_uint_eq(profile.stats.unmatched, 3);
+	ck_assert_str_eq(profile_string(&profile, PID, 0x9999), "(not captured)");
+	ck_assert_str_eq(profile_string(&profile, PID, 0), "(unknown)");
+}
+END_TEST
+
+START_TEST(test_waits_and_bad_records)
+{
+	char junk[7] = { 0 };
+	struct record_event odd = { .tgid = PID, .tid = MAIN, .type = 999 };
+
+	strings();
+	feed(100, MAIN, RECORD_OP_BEGIN, 1, 0, 0, MEAN, SITE);
+	feed(110, MAIN, RECORD_WAIT_BEGIN, 1, OPTRACE_WAIT_FUTURE, 0, 0, 0);
+	feed(130, MAIN, RECORD_WAIT_END, 1, OPTRACE_WAIT_FUTURE, 0, 0, 0);
+	feed(140, MAIN, RECORD_OP_END, 1, 0, 0, 0, 0);
+	ck_assert_int_eq(profile_feed(&profile, junk, sizeof(junk)), 0);
+	ck_assert_int_eq(profile_feed(&profile, &odd, sizeof(odd)), 0);
+	profile_finish(&profile);
+
+	ck_assert_int_eq(wait_count, 1);
+	ck_assert_int_eq(waits[0].kind, OPTRACE_WAIT_FUTURE);
+	ck_assert_uint_eq(waits[0].end_ns - waits[0].begin_ns, 20);
+	ck_assert_uint_eq(waits[0].root_name, MEAN);
+	ck_assert_uint_eq(profile.stats.malformed, 2);
+}
+END_TEST
+
+static void count_only(void *ctx, const struct profile *p, const struct profile_op *op)
+{
+	(void)p;
+	(void)op;
+	(*(long *)ctx)++;
+}
+
+START_TEST(test_many_ops_counted)
+{
+	long count = 0;
+	struct profile_consumer consumer = { .ctx = &count, .op_done = count_only };
+
+	profile_free(&profile);
+	profile_init(&profile, &consumer);
+	for (uint64_t i = 1; i <= 100000; i++) {
+		feed(i * 10, MAIN, RECORD_OP_BEGIN, i, 0, 0, MEAN, SITE);
+		feed(i * 10 + 5, MAIN, RECORD_OP_END, i, 0, 0, 0, 0);
+	}
+	/* Memory is bounded by what is open, not by the capture's length. */
+	ck_assert_uint_eq(profile.ops.count, 0);
+	profile_finish(&profile);
+	ck_assert_int_eq(count, 100000);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("profile");
+	TCase *tc = tcase_create("model");
+	SRunner *runner;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_nesting_and_self_time);
+	tcase_add_test(tc, test_tasks_keep_their_operation_until_they_ran);
+	tcase_add_test(tc, test_open_at_the_end_is_closed_and_marked);
+	tcase_add_test(tc, test_attached_mid_operation);
+	tcase_add_test(tc, test_waits_and_bad_records);
+	tcase_add_test(tc, test_many_ops_counted);
+	suite_add_tcase(suite, tc);
+
+	runner = srunner_create(suite);
+	srunner_run_all(runner, CK_NORMAL);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+
+#define UNREADABLE ((char *)1) /* a string the kernel could not read */
+
+struct profile_thread {
+	struct profile_op **stack; /* open operations, outermost first */
+	size_t depth;
+	size_t capacity;
+	struct profile_run run;	  /* the task point running, when run.task */
+	struct profile_wait wait; /* the wait in progress, when wait.begin_ns */
+};
+
+struct profile_task {
+	uint64_t id;
+	uint64_t name;
+	struct profile_op *op; /* NULL when not captured */
+	struct profile_op *root;
+	uint64_t op_name;
+	uint64_t root_name;
+	uint64_t launch_ns;
+	uint32_t points;
+	uint32_t ended; /* points that ended */
+};
+
+void profile_init(struct profile *profile, const struct profile_consumer *consumer)
+{
+	memset(profile, 0, sizeof(*profile));
+	if (consumer)
+		profile->consumer = *consumer;
+}
+
+const char *profile_string(const struct profile *profile, uint32_t tgid, uint64_t address)
+{
+	const char *text;
+
+	if (!address)
+		return "(unknown)";
+	text = idmap_get(&profile->strings, tgid, address);
+	if (text == UNREADABLE)
+		return "(unreadable)";
+	return text ? text : "(not captured)";
+}
+
+static struct profile_thread *thread_of(struct profile *profile, uint32_t tgid, uint32_t tid)
+{
+	struct profile_thread *thread = idmap_get(&profile->threads, tgid, tid);
+
+	if (thread)
+		return thread;
+	thread = calloc(1, sizeof(*thread));
+	if (thread && idmap_put(&profile->threads, tgid, tid, thread)) {
+		free(thread);
+		thread = NULL;
+	}
+	return thread;
+}
+
+/* Hands op over once nothing keeps it open; then its parent may be done too. */
+static void release(struct profile *profile, struct profile_op *op)
+{
+	while (op && --op->pending == 0) {
+		struct profile_op *parent = op->parent;
+
+		if (profile->consumer.op_done)
+			profile->consumer.op_done(profile->consumer.ctx, profile, op);
+		idmap_remove(&profile->ops, op->tgid, op->id);
+		free(op);
+		op = parent;
+	}
+}
+
+static int push(struct profile_thread *thread, struct profile_op *op)
+{
+	if (thread->depth == thread->capacity) {
+		size_t capacity = thread->capacity ? thread->capacity * 2 : 16;
+		struct profile_op **stack = realloc(thread->stack, capacity * sizeof(*stack));
+
+		if (!stack)
+			return -ENOMEM;
+		thread->stack = stack;
+		thread->capacity = capacity;
+	}
+	thread->stack[thread->depth++] = op;
+	return 0;
+}
+
+static int op_begin(struct profile *profile, const struct record_event *event)
+{
+	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
+	struct profile_op *op = calloc(1, sizeof(*op)), *top;
+
+	if (!thread || !op)
+		goto nomem;
+	op->tgid = event->tgid;
+	op->tid = event->tid;
+	op->id = event->args[0];
+	op->depth = (uint32_t)event->args[2];
+	op->name = event->args[3];
+	op->callsite = event->args[4];
+	op->begin_ns = event->timestamp;
+	op->mode = PROFILE_MODE_UNSET;
+	op->pending = 1; /* open */
+	top = thread->depth ? thread->stack[thread->depth - 1] : NULL;
+	if (op->depth == 0) {
+		op->root_name = op->name;
+	} else if (top && top->id == event->args[1]) {
+		op->parent = top;
+		op->parent_name = top->name;
+		op->root_name = top->root_name;
+		top->pending++;
+	}
+	if (idmap_put(&profile->ops, op->tgid, op->id, op) || push(thread, op))
+		goto nomem;
+	return 0;
+
+nomem:
+	free(op);
+	return -ENOMEM;
+}
+
+static void close_op(struct profile *profile, struct profile_op *op, uint64_t end_ns)
+{
+	uint64_t duration = end_ns > op->begin_ns ? end_ns - op->begin_ns : 0;
+
+	op->end_ns = op->begin_ns + duration;
+	op->ended = true;
+	if (op->parent)
+		op->parent->child_ns += duration;
+	release(profile, op);
+}
+
+static void op_end(struct profile *profile, const struct record_event *event)
+{
+	struct profile_thread *thread = idmap_get(&profile->threads, event->tgid, event->tid);
+	struct profile_op *op;
+
+	/* Operations end in reverse order of their begins, on their thread. */
+	if (!thread || !thread->depth || thread->stack[thread->depth - 1]->id != event->args[0]) {
+		profile->stats.unmatched++;
+		return;
+	}
+	op = thread->stack[--thread->depth];
+	op->status = (int)(int64_t)event->args[1];
+	close_op(profile, op, event->timestamp);
+}
+
+static void op_mode(struct profile *profile, const struct record_event *event)
+{
+	struct profile_op *op = idmap_get(&profile->ops, event->tgid, event->args[0]);
+
+	if (!op)
+		return;
+	op->mode = (int)(int64_t)event->args[1];
+	op->mode_reason = (int)(int64_t)event->args[2];
+}
+
+static void op_fallback(struct profile *profile, const struct record_event *event)
+{
+	struct profile_op *op = idmap_get(&profile->ops, event->tgid, event->args[0]);
+
+	if (!op)
+		return;
+	op->fallback_reason = (int)(int64_t)event->args[1];
+	op->fallback_detail = event->args[2];
+	if (profile->consumer.fallback)
+		profile->consumer.fallback(profile->consumer.ctx, profile, op);
+}
+
+static int task_launch(struct profile *profile, const struct record_event *event)
+{
+	struct profile_task *task = calloc(1, sizeof(*task));
+
+	if (!task)
+		return -ENOMEM;
+	task->id = event->args[0];
+	task->op = idmap_get(&profile->ops, event->tgid, event->args[1]);
+	task->root = idmap_get(&profile->ops, event->tgid, event->args[2]);
+	task->name = event->args[3];
+	task->points = (uint32_t)event->args[4];
+	task->launch_ns = event->timestamp;
+	task->op_name = task->op ? task->op->name : 0;
+	task->root_name = task->root ? task->root->name : 0;
+	if (!task->points) {
+		free(task);
+		return 0;
+	}
+	if (idmap_put(&profile->tasks, event->tgid, task->id, task)) {
+		free(task);
+		return -ENOMEM;
+	}
+	/* The op stays until its points have run: its title says where. */
+	if (task->op)
+		task->op->pending += task->points;
+	if (profile->consumer.task_launch)
+		profile->consumer.task_launch(profile->consumer.ctx, profile, event->tgid,
+					      task->name, task->root_name, task->points);
+	return 0;
+}
+
+static void task_begin(struct profile *profile, const struct record_event *event)
+{
+	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
+	struct profile_task *task = idmap_get(&profile->tasks, event->tgid, event->args[0]);
+	struct profile_run *run;
+
+	if (!thread)
+		return;
+	if (!task) {
+		profile->stats.unmatched++;
+		return;
+	}
+	run = &thread->run;
+	memset(run, 0, sizeof(*run));
+	run->tgid = event->tgid;
+	run->tid = event->tid;
+	run->task = task->id;
+	run->task_name = task->name;
+	run->point = (uint32_t)event->args[1];
+	run->variant = (int)(int64_t)event->args[2];
+	run->processor = (uint32_t)event->args[3];
+	run->launch_ns = task->launch_ns;
+	run->begin_ns = event->timestamp;
+	run->op = task->op;
+	run->root = task->root;
+	run->op_name = task->op_name;
+	run->root_name = task->root_name;
+}
+
+/* A point ended (or was cut): count it up the op's chain, hand it over. */
+static void finish_run(struct profile *profile, struct profile_run *run, uint64_t end_ns)
+{
+	struct profile_task *task = idmap_get(&profile->tasks, run->tgid, run->task);
+	struct profile_op *op = task ? task->op : NULL;
+
+	run->end_ns = end_ns > run->begin_ns ? end_ns : run->begin_ns;
+	if (op && run->variant >= 0 && run->variant < OPTRACE_VARIANT__COUNT) {
+		op->points[run->variant]++;
+		for (struct profile_op *a = op; a; a = a->parent)
+			a->tree_points[run->variant]++;
+	}
+	if (profile->consumer.task_run)
+		profile->consumer.task_run(profile->consumer.ctx, profile, run);
+	run->task = 0;
+	if (!task)
+		return;
+	task->ended++;
+	if (task->ended >= task->points) {
+		idmap_remove(&profile->tasks, run->tgid, task->id);
+		free(task);
+	}
+	if (op)
+		release(profile, op);
+}
+
+static void task_end(struct profile *profile, const struct record_event *event)
+{
+	struct profile_thread *thread = idmap_get(&profile->threads, event->tgid, event->tid);
+
+	if (!thread || !thread->run.task || thread->run.task != event->args[0] ||
+	    thread->run.point != (uint32_t)event->args[1]) {
+		profile->stats.unmatched++;
+		return;
+	}
+	thread->run.status = (int)(int64_t)event->args[2];
+	finish_run(profile, &thread->run, event->timestamp);
+}
+
+static void wait_begin(struct profile *profile, const struct record_event *event)
+{
+	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
+
+	if (!thread)
+		return;
+	memset(&thread->wait, 0, sizeof(thread->wait));
+	thread->wait.tgid = event->tgid;
+	thread->wait.tid = event->tid;
+	thread->wait.kind = (int)(int64_t)event->args[1];
+	thread->wait.begin_ns = event->timestamp;
+	if (thread->depth) {
+		thread->wait.root = thread->stack[0];
+		thread->wait.root_name = thread->stack[0]->root_name;
+	}
+}
+
+static void wait_end(struct profile *profile, const struct record_event *event)
+{
+	struct profile_thread *thread = idmap_get(&profile->threads, event->tgid, event->tid);
+
+	if (!thread || !thread->wait.begin_ns ||
+	    thread->wait.kind != (int)(int64_t)event->args[1]) {
+		profile->stats.unmatched++;
+		return;
+	}
+	thread->wait.end_ns = event->timestamp;
+	if (profile->consumer.wait)
+		profile->consumer.wait(profile->consumer.ctx, profile, &thread->wait);
+	thread->wait.begin_ns = 0;
+}
+
+static int add_string(struct profile *profile, const struct record_string *record)
+{
+	char *old = idmap_get(&profile->strings, record->tgid, record->address), *text;
+	size_t length = strnlen(record->text, sizeof(record->text));
+
+	if (record->unreadable) {
+		text = UNREADABLE;
+	} else {
+		/* Kept as sent; a truncated one says so. */
+		text = malloc(length + 4);
+		if (!text)
+			return -ENOMEM;
+		memcpy(text, record->text, length);
+		strcpy(text + length, record->truncated ? "..." : "");
+	}
+	if (idmap_put(&profile->strings, record->tgid, record->address, text)) {
+		if (text != UNREADABLE)
+			free(text);
+		return -ENOMEM;
+	}
+	if (old && old != UNREADABLE)
+		free(old);
+	return 0;
+}
+
+static void note_time(struct profile *profile, uint64_t timestamp)
+{
+	if (!profile->stats.first_ns || timestamp < profile->stats.first_ns)
+		profile->stats.first_ns = timestamp;
+	if (timestamp > profile->stats.last_ns)
+		profile->stats.last_ns = timestamp;
+}
+
+int profile_feed(struct profile *profile, const void *record, size_t size)
+{
+	const struct record_event *event = record;
+
+	profile->stats.records++;
+	if (size < sizeof(*event)) {
+		profile->stats.malformed++;
+		return 0;
+	}
+	note_time(profile, event->timestamp);
+	switch (event->type) {
+	case RECORD_STRING:
+		if (size < sizeof(struct record_string)) {
+			profile->stats.malformed++;
+			return 0;
+		}
+		return add_string(profile, record);
+	case RECORD_RT_INIT:
+		if (profile->consumer.rt_init)
+			profile->consumer.rt_init(profile->consumer.ctx, profile, event->tgid,
+						  (int)(int64_t)event->args[1],
+						  (int)(int64_t)event->args[2]);
+		return 0;
+	case RECORD_OP_BEGIN:
+		return op_begin(profile, event);
+	case RECORD_OP_END:
+		op_end(profile, event);
+		return 0;
+	case RECORD_OP_MODE:
+		op_mode(profile, event);
+		return 0;
+	case RECORD_OP_FALLBACK:
+		op_fallback(profile, event);
+		return 0;
+	case RECORD_TASK_LAUNCH:
+		return task_launch(profile, event);
+	case RECORD_TASK_BEGIN:
+		task_begin(profile, event);
+		return 0;
+	case RECORD_TASK_END:
+		task_end(profile, event);
+		return 0;
+	case RECORD_WAIT_BEGIN:
+		wait_begin(profile, event);
+		return 0;
+	case RECORD_WAIT_END:
+		wait_end(profile, event);
+		return 0;
+	default:
+		profile->stats.malformed++;
+		return 0;
+	}
+}
+
+void profile_finish(struct profile *profile)
+{
+	uint64_t end_ns = profile->stats.last_ns;
+
+	/* Runs first: they hold their operations open. */
+	for (size_t i = 0; i < profile->threads.capacity; i++) {
+		struct profile_thread *thread = profile->threads.slots[i].value;
+
+		if (thread && thread->run.task) {
+			thread->run.cut = true;
+			profile->stats.cut_runs++;
+			finish_run(profile, &thread->run, end_ns);
+		}
+	}
+	/* Points launched that never ran no longer hold their operation. */
+	for (size_t i = 0; i < profile->tasks.capacity; i++) {
+		struct profile_task *task = profile->tasks.slots[i].value;
+
+		if (!task)
+			continue;
+		for (uint32_t p = task->ended; p < task->points && task->op; p++)
+			release(profile, task->op);
+		free(task);
+	}
+	idmap_free(&profile->tasks);
+	/* Open operations, innermost first. */
+	for (size_t i = 0; i < profile->threads.capacity; i++) {
+		struct profile_thread *thread = profile->threads.slots[i].value;
+
+		while (thread && thread->depth) {
+			struct profile_op *op = thread->stack[--thread->depth];
+
+			op->cut = true;
+			profile->stats.cut_ops++;
+			close_op(profile, op, end_ns);
+		}
+	}
+}
+
+void profile_free(struct profile *profile)
+{
+	for (size_t i = 0; i < profile->threads.capacity; i++) {
+		struct profile_thread *thread = profile->threads.slots[i].value;
+
+		if (thread) {
+			free(thread->stack);
+			free(thread);
+		}
+	}
+	for (size_t i = 0; i < profile->ops.capacity; i++)
+		free(profile->ops.slots[i].value);
+	for (size_t i = 0; i < profile->tasks.capacity; i++)
+		free(profile->tasks.slots[i].value);
+	for (size_t i = 0; i < profile->strings.capacity; i++) {
+		if (profile->strings.slots[i].value != UNREADABLE)
+			free(profile->strings.slots[i].value);
+	}
+	idmap_free(&profile->threads);
+	idmap_free(&profile->ops);
+	idmap_free(&profile->tasks);
+	idmap_free(&profile->strings);
+}
