@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* A task point's body, by variant, and the completion of a launch's work. */
+#ifndef DEMO_POINT_H
+#define DEMO_POINT_H
+
+#include <stdint.h>
+
+#include "work.h"
+
+/* Run point of w (one of w->points) as variant (enum optrace_variant). */
+void point_run(struct work *w, uint32_t point, int variant, unsigned int omp_threads);
+
+/* After the last point: combine a reduction's partials into its result. */
+void point_finish(struct work *w);
+
+#endif /* DEMO_POINT_H */
