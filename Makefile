@@ -172,7 +172,7 @@ demo: $(DEMO) $(OPTRACE)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 # The unit tests link every userspace module but those that need BPF or main().
 USERSPACE_BPF_SRCS := $(addprefix userspace/,optrace.c stat.c stat_maps.c list.c attach.c \
-	uprobe_multi.c)
+	uprobe_multi.c tracer.c record.c report_cmd.c export.c)
 USERSPACE_PURE_SRCS := $(filter-out $(USERSPACE_BPF_SRCS),$(wildcard userspace/*.c))
 TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(OUTPUT)/tests/lib_%.o,$(TEST_HELPER_SRCS)) \

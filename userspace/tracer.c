@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#define _GNU_SOURCE
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "targets.h"
+#include "tracer.h"
+
+struct tracer_options tracer_options;
+
+enum {
+	OPT_LIB = 0x200,
+	OPT_ATTACH,
+};
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID", 0, "Trace this process (repeatable)", 0 },
+	{ "all", 'a', NULL, 0, "Trace every process that maps liboptrace, also later ones", 0 },
+	{ "lib", OPT_LIB, "PATH", 0,
+	  "liboptrace to attach to with -- and -a (default: the one installed with optrace)", 0 },
+	{ "attach", OPT_ATTACH, "MODE", 0,
+	  "How to attach: auto (default), uprobe-multi (kernel 6.10+) or perf-event", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	struct tracer_options *o = &tracer_options;
+	char *end;
+	long pid;
+
+	switch (key) {
+	case 'p':
+		errno = 0;
+		pid = strtol(arg, &end, 10);
+		if (errno || *end || pid <= 0 || pid > INT_MAX)
+			argp_error(state, "'%s' is not a process id", arg);
+		if (o->pid_count == TRACER_MAX_PIDS)
+			argp_error(state, "at most %d processes", TRACER_MAX_PIDS);
+		o->pids[o->pid_count++] = (pid_t)pid;
+		return 0;
+	case 'a':
+		o->all = true;
+		return 0;
+	case OPT_LIB:
+		o->library = arg;
+		return 0;
+	case OPT_ATTACH:
+		if (attach_mode_parse(arg) < 0)
+			argp_error(state, "--attach takes auto, uprobe-multi or perf-event");
+		o->attach_mode = (enum attach_mode)attach_mode_parse(arg);
+		return 0;
+	case ARGP_KEY_END:
+		if (o->no_command && o->command)
+			argp_error(state,
+				   "this command watches running processes: -p PID... or -a");
+		if (!!o->pid_count + o->all + !!o->command != 1)
+			argp_error(
+				state,
+				o->no_command
+					? "give one kind of target: -p PID... or -a"
+					: "give one kind of target: -p PID..., -a, or -- COMMAND");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+const struct argp tracer_argp = { .options = options, .parser = parse_arg };
+
+int tracer_split_command(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--"))
+			continue;
+		if (i + 1 == argc) {
+			fprintf(stderr, "optrace: nothing to run after --\n");
+			return -1;
+		}
+		tracer_options.command = &argv[i + 1];
+		return i;
+	}
+	return argc;
+}
+
+int tracer_prepare(struct tracer *tracer, struct bpf_object *obj)
+{
+	const char *why = tracing_unavailable();
+	int err;
+
+	tracer->obj = obj;
+	tracer->child = -1;
+	if (why) {
+		fprintf(stderr, "optrace: %s\n", why);
+		return -EPERM;
+	}
+	if ((tracer_options.all || tracer_options.command) && !tracer_options.library)
+		tracer_options.library =
+			default_liboptrace(tracer->library_buffer, sizeof(tracer->library_buffer));
+	if (tracer_options.command && !tracer_options.library) {
+		fprintf(stderr, "optrace: cannot find liboptrace.so.1 to attach to: give it with "
+				"--lib PATH\n");
+		return -ENOENT;
+	}
+	err = attacher_prepare(&tracer->attacher, obj, tracer_options.attach_mode);
+	if (err) {
+		fprintf(stderr,
+			"optrace: this kernel has no uprobe_multi links with a process-wide "
+			"pid filter (6.10+): use --attach perf-event\n");
+		return err;
+	}
+	if (verbose)
+		fprintf(stderr, "optrace: attaching through %s\n",
+			tracer->attacher.uprobe_multi ? "uprobe_multi links"
+						      : "perf-event uprobes (libbpf)");
+	return 0;
+}
+
+static bool process_alive(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+static int attach_pid(struct tracer *tracer, pid_t pid)
+{
+	struct library library;
+	int err = find_liboptrace(pid, &library);
+
+	if (err == -ESRCH) {
+		fprintf(stderr, "optrace: no process %d\n", pid);
+		return err;
+	}
+	if (err == -ENOENT) {
+		fprintf(stderr,
+			"optrace: process %d does not map liboptrace: it is not an "
+			"instrumented runtime (optrace list -p %d shows what it has)\n",
+			pid, pid);
+		return err;
+	}
+	if (err) {
+		fprintf(stderr, "optrace: cannot read the mappings of process %d: %s\n", pid,
+			strerror(-err));
+		return err;
+	}
+	err = attacher_attach(&tracer->attacher, library.path, pid);
+	if (err)
+		fprintf(stderr, "optrace: cannot attach to process %d (%s): %s\n", pid,
+			library.mapped_path, strerror(-err));
+	return err;
+}
+
+/* For every process, on one library file, once per file. */
+static int attach_everywhere(struct tracer *tracer, const char *path)
+{
+	struct stat st;
+	int err;
+
+	if (stat(path, &st)) {
+		err = -errno;
+		fprintf(stderr, "optrace: cannot use %s: %s\n", path, strerror(errno));
+		return err;
+	}
+	for (int i = 0; i < tracer->library_count; i++) {
+		if (tracer->libraries[i].dev == st.st_dev && tracer->libraries[i].ino == st.st_ino)
+			return 0;
+	}
+	if (tracer->library_count == TRACER_MAX_LIBRARIES)
+		return -ENOSPC;
+	err = attacher_attach(&tracer->attacher, path, -1);
+	if (err) {
+		fprintf(stderr, "optrace: cannot attach to %s: %s\n", path, strerror(-err));
+		return err;
+	}
+	tracer->libraries[tracer->library_count].dev = st.st_dev;
+	tracer->libraries[tracer->library_count].ino = st.st_ino;
+	tracer->library_count++;
+	if (verbose)
+		fprintf(stderr, "optrace: attached to %s\n", path);
+	return 0;
+}
+
+static int attach_found(pid_t pid, const struct library *library, void *ctx)
+{
+	(void)pid;
+	attach_everywhere(ctx, library->path);
+	return 0;
+}
+
+void tracer_rescan(struct tracer *tracer)
+{
+	if (tracer_options.all)
+		for_each_liboptrace_process(attach_found, tracer);
+}
+
+static int targets_fd(struct tracer *tracer)
+{
+	return bpf_map__fd(bpf_object__find_map_by_name(tracer->obj, "targets"));
+}
+
+/* The command, forked and waiting on a pipe; *release_fd lets it exec. */
+static int start_command(struct tracer *tracer, int *release_fd)
+{
+	int pipe_fds[2];
+	__u8 yes = 1;
+	pid_t child;
+
+	if (pipe2(pipe_fds, O_CLOEXEC))
+		return -errno;
+	child = fork();
+	if (child < 0)
+		return -errno;
+	if (child == 0) {
+		char go;
+
+		close(pipe_fds[1]);
+		if (read(pipe_fds[0], &go, 1) != 1)
+			_exit(127); /* optrace gave up */
+		execvp(tracer_options.command[0], tracer_options.command);
+		fprintf(stderr, "optrace: cannot run %s: %s\n", tracer_options.command[0],
+			strerror(errno));
+		_exit(127);
+	}
+	close(pipe_fds[0]);
+	tracer->child = child;
+	*release_fd = pipe_fds[1];
+	return bpf_map_update_elem(targets_fd(tracer), &child, &yes, BPF_ANY);
+}
+
+static int attach_command(struct tracer *tracer)
+{
+	struct bpf_program *follow = bpf_object__find_program_by_name(tracer->obj, "follow_fork");
+	int release_fd = -1, err;
+
+	err = start_command(tracer, &release_fd);
+	if (!err) {
+		tracer->fork_link = bpf_program__attach(follow);
+		err = libbpf_get_error(tracer->fork_link);
+		if (err) {
+			tracer->fork_link = NULL;
+			fprintf(stderr, "optrace: cannot follow the command's children: %s\n",
+				strerror(-err));
+		}
+	}
+	err = err ?: attach_everywhere(tracer, tracer_options.library);
+	if (!err && write(release_fd, "g", 1) != 1)
+		err = -errno;
+	if (release_fd >= 0)
+		close(release_fd); /* without "g", the command exits unrun */
+	return err;
+}
+
+int tracer_attach(struct tracer *tracer)
+{
+	int err;
+
+	if (tracer_options.command)
+		return attach_command(tracer);
+	if (tracer_options.all) {
+		if (tracer_options.library && !access(tracer_options.library, R_OK))
+			attach_everywhere(tracer, tracer_options.library);
+		return for_each_liboptrace_process(attach_found, tracer);
+	}
+	for (int i = 0; i < tracer_options.pid_count; i++) {
+		err = attach_pid(tracer, tracer_options.pids[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+bool tracer_alive(struct tracer *tracer)
+{
+	__u32 key, *previous = NULL;
+	int fd;
+
+	if (tracer_options.all)
+		return true;
+	if (tracer_options.command) {
+		if (tracer->child <= 0)
+			return false;
+		if (!tracer->child_exited &&
+		    waitpid(tracer->child, &tracer->child_status, WNOHANG) == tracer->child)
+			tracer->child_exited = true;
+		if (!tracer->child_exited)
+			return true;
+		/* Descendants the command left running are targets too. */
+		fd = targets_fd(tracer);
+		while (bpf_map_get_next_key(fd, previous, &key) == 0) {
+			if (key != (__u32)tracer->child && process_alive((pid_t)key))
+				return true;
+			previous = &key;
+		}
+		return false;
+	}
+	for (int i = 0; i < tracer_options.pid_count; i++) {
+		if (process_alive(tracer_options.pids[i]))
+			return true;
+	}
+	return false;
+}
+
+int tracer_finish(struct tracer *tracer, bool interrupted)
+{
+	attacher_destroy(&tracer->attacher);
+	bpf_link__destroy(tracer->fork_link);
+	tracer->fork_link = NULL;
+	if (!tracer_options.command || tracer->child <= 0)
+		return 0;
+	if (!tracer->child_exited && interrupted) {
+		/* Like time(1): optrace stops, the command gets the signal. */
+		kill(tracer->child, SIGTERM);
+	}
+	if (!tracer->child_exited && waitpid(tracer->child, &tracer->child_status, 0) > 0)
+		tracer->child_exited = true;
+	if (WIFEXITED(tracer->child_status) && WEXITSTATUS(tracer->child_status)) {
+		fprintf(stderr, "optrace: the command exited with status %d\n",
+			WEXITSTATUS(tracer->child_status));
+		return WEXITSTATUS(tracer->child_status);
+	}
+	return 0;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The targets of a tracing command (stat, top, record): processes by pid,
+ * every process that maps liboptrace (-a), or a command optrace starts and
+ * follows with its descendants (-- COMMAND). Shared option parsing, attach,
+ * liveness and detach.
+ */
+#ifndef OPTRACE_TRACER_H
+#define OPTRACE_TRACER_H
+
+#include <argp.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "attach.h"
+
+#define TRACER_MAX_PIDS 64
+#define TRACER_MAX_LIBRARIES 64
+
+struct tracer_options {
+	pid_t pids[TRACER_MAX_PIDS];
+	int pid_count;
+	bool all;
+	char **command; /* after "--" */
+	const char *library;
+	enum attach_mode attach_mode;
+	bool no_command; /* the command does not take -- COMMAND (top) */
+};
+
+extern struct tracer_options tracer_options;
+
+/* An argp child for -p, -a, --lib and --attach; checks one kind of target. */
+extern const struct argp tracer_argp;
+
+/*
+ * Takes the command after "--" out of argv into tracer_options.command.
+ * Returns the argc left to parse, or -1 (with a message) for a bare "--".
+ */
+int tracer_split_command(int argc, char **argv);
+
+struct bpf_object;
+struct bpf_link;
+
+struct tracer {
+	struct bpf_object *obj;
+	struct attacher attacher;
+	struct bpf_link *fork_link;
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} libraries[TRACER_MAX_LIBRARIES]; /* attached for every process */
+	int library_count;
+	char library_buffer[PATH_MAX];
+	pid_t child;
+	int child_status;
+	bool child_exited;
+};
+
+/*
+ * Before the object is loaded: checks that tracing is possible here and
+ * chooses how to attach. Prints what is wrong; returns 0 or a negative errno.
+ * The caller sets the object's filter_targets to (tracer_options.command
+ * != NULL) itself, in its skeleton's rodata.
+ */
+int tracer_prepare(struct tracer *tracer, struct bpf_object *obj);
+
+/*
+ * After load: attaches to the targets. With a command, starts it stopped,
+ * makes it a target, attaches, then lets it run, so that none of its
+ * operations is missed. Prints what is wrong; returns 0 or a negative errno.
+ */
+int tracer_attach(struct tracer *tracer);
+
+/* True while a target is alive (always with -a). */
+bool tracer_alive(struct tracer *tracer);
+
+/* With -a: attaches to liboptrace files that new processes brought. */
+void tracer_rescan(struct tracer *tracer);
+
+/*
+ * Detaches (the kernel disarms the semaphores: the targets go on untraced)
+ * and, with a command, waits for it, first passing it SIGTERM if optrace
+ * was interrupted. Returns the command's exit status, or 0.
+ */
+int tracer_finish(struct tracer *tracer, bool interrupted);
+
+#endif /* OPTRACE_TRACER_H */
