@@ -39,85 +39,9 @@ static char *path_in_dir(const char *name)
 	return path;
 }
 
-/*
- * optrace stat --json output as truth-like counts, summed over processes
- * (only_pid 0) or of one process.
- */
-static void stat_counts_of(const char *json_path, pid_t only_pid, struct counts *counts,
-			   int *processes)
-{
-	char *text = read_file(json_path), key[512];
-	struct jv *root = text ? jv_parse(text) : NULL;
-	const struct jv *list = jv_get(root, "processes");
-
-	ck_assert_msg(list && list->type == JV_ARRAY, "not optrace's JSON:\n%.2000s",
-		      text ? text : "(unreadable)");
-	*processes = 0;
-	for (size_t p = 0; p < list->count; p++) {
-		const struct jv *process = list->items[p], *items;
-
-		if (only_pid && jv_number(process, "pid") != only_pid)
-			continue;
-		(*processes)++;
-
-		items = jv_get(process, "operations");
-		for (size_t i = 0; items && i < items->count; i++) {
-			const struct jv *op = items->items[i], *modes = jv_get(op, "modes");
-			const char *name = jv_string(op, "name");
-			long count = (long)jv_number(op, "count"),
-			     errors = (long)jv_number(op, "errors");
-
-			snprintf(key, sizeof(key), "op %s %.0f", name, jv_number(op, "depth"));
-			counts_add(counts, key, count);
-			snprintf(key, sizeof(key), "status %s ok", name);
-			if (count - errors)
-				counts_add(counts, key, count - errors);
-			snprintf(key, sizeof(key), "status %s error", name);
-			if (errors)
-				counts_add(counts, key, errors);
-			for (size_t m = 0; modes && m < modes->count; m++) {
-				if (!strcmp(jv_string(modes->items[m], "mode"), "unset"))
-					continue;
-				snprintf(key, sizeof(key), "mode %s %s %s", name,
-					 jv_string(modes->items[m], "mode"),
-					 jv_string(modes->items[m], "reason"));
-				counts_add(counts, key, (long)jv_number(modes->items[m], "count"));
-			}
-		}
-		items = jv_get(process, "fallbacks");
-		for (size_t i = 0; items && i < items->count; i++) {
-			snprintf(key, sizeof(key), "fallback %s %s",
-				 jv_string(items->items[i], "operation"),
-				 jv_string(items->items[i], "reason"));
-			counts_add(counts, key, (long)jv_number(items->items[i], "count"));
-		}
-		items = jv_get(process, "launches");
-		for (size_t i = 0; items && i < items->count; i++) {
-			snprintf(key, sizeof(key), "launch %s", jv_string(items->items[i], "name"));
-			counts_add(counts, key, (long)jv_number(items->items[i], "count"));
-			snprintf(key, sizeof(key), "points %s", jv_string(items->items[i], "name"));
-			counts_add(counts, key, (long)jv_number(items->items[i], "points"));
-		}
-		items = jv_get(process, "tasks");
-		for (size_t i = 0; items && i < items->count; i++) {
-			snprintf(key, sizeof(key), "task %s %s", jv_string(items->items[i], "name"),
-				 jv_string(items->items[i], "variant"));
-			counts_add(counts, key, (long)jv_number(items->items[i], "count"));
-		}
-		items = jv_get(process, "waits");
-		for (size_t i = 0; items && i < items->count; i++) {
-			snprintf(key, sizeof(key), "wait %s", jv_string(items->items[i], "kind"));
-			counts_add(counts, key, (long)jv_number(items->items[i], "count"));
-		}
-	}
-	ck_assert_msg(jv_number(jv_get(root, "lost"), "map_full") == 0, "optrace lost events");
-	jv_free(root);
-	free(text);
-}
-
 static void stat_counts(const char *json_path, struct counts *counts, int *processes)
 {
-	stat_counts_of(json_path, 0, counts, processes);
+	stat_json_counts(json_path, 0, counts, processes);
 }
 
 /*
@@ -395,7 +319,7 @@ START_TEST(test_all_covers_later_processes)
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
 	ck_assert_int_ge(truth_parse(truth_path, &truth), 1);
-	stat_counts_of(json, demo, &traced, &processes);
+	stat_json_counts(json, demo, &traced, &processes);
 	ck_assert_int_ge(processes, 1);
 	ck_assert_msg(counts_diff(&truth, &traced, message, sizeof(message)) == 0,
 		      "optrace stat -a differs from the ground truth:\n%s", message);
@@ -501,11 +425,18 @@ START_TEST(test_clear_errors)
 	/* Without root: one sentence saying so (a copy nobody can run). */
 	{
 		char *copy = path_in_dir("optrace"), command[512];
-		char *as_nobody[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-				      copy, "stat", "-p", sleeper_pid, NULL };
+		char *as_nobody[] = { "setpriv",
+				      "--reuid=65534",
+				      "--regid=65534",
+				      "--clear-groups",
+				      copy,
+				      "stat",
+				      "-p",
+				      sleeper_pid,
+				      NULL };
 
-		snprintf(command, sizeof(command), "cp %s %s && chmod 755 %s %s", OPTRACE, copy, dir,
-			 copy);
+		snprintf(command, sizeof(command), "cp %s %s && chmod 755 %s %s", OPTRACE, copy,
+			 dir, copy);
 		ck_assert_int_eq(system(command), 0);
 
 		ck_assert_int_eq(WEXITSTATUS(run_command(as_nobody, NULL, err_path, 30)), 1);

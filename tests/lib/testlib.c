@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json_read.h"
 #include "testlib.h"
 
 void test_skip(const char *test, const char *format, ...)
@@ -267,4 +268,79 @@ malformed:
 	free(line);
 	fclose(file);
 	return -1;
+}
+
+/*
+ * optrace stat --json output as truth-like counts, summed over processes
+ * (only_pid 0) or of one process.
+ */
+void stat_json_counts(const char *json_path, pid_t only_pid, struct counts *counts, int *processes)
+{
+	char *text = read_file(json_path), key[512];
+	struct jv *root = text ? jv_parse(text) : NULL;
+	const struct jv *list = jv_get(root, "processes");
+
+	ck_assert_msg(list && list->type == JV_ARRAY, "not optrace's JSON:\n%.2000s",
+		      text ? text : "(unreadable)");
+	*processes = 0;
+	for (size_t p = 0; p < list->count; p++) {
+		const struct jv *process = list->items[p], *items;
+
+		if (only_pid && jv_number(process, "pid") != only_pid)
+			continue;
+		(*processes)++;
+
+		items = jv_get(process, "operations");
+		for (size_t i = 0; items && i < items->count; i++) {
+			const struct jv *op = items->items[i], *modes = jv_get(op, "modes");
+			const char *name = jv_string(op, "name");
+			long count = (long)jv_number(op, "count"),
+			     errors = (long)jv_number(op, "errors");
+
+			snprintf(key, sizeof(key), "op %s %.0f", name, jv_number(op, "depth"));
+			counts_add(counts, key, count);
+			snprintf(key, sizeof(key), "status %s ok", name);
+			if (count - errors)
+				counts_add(counts, key, count - errors);
+			snprintf(key, sizeof(key), "status %s error", name);
+			if (errors)
+				counts_add(counts, key, errors);
+			for (size_t m = 0; modes && m < modes->count; m++) {
+				if (!strcmp(jv_string(modes->items[m], "mode"), "unset"))
+					continue;
+				snprintf(key, sizeof(key), "mode %s %s %s", name,
+					 jv_string(modes->items[m], "mode"),
+					 jv_string(modes->items[m], "reason"));
+				counts_add(counts, key, (long)jv_number(modes->items[m], "count"));
+			}
+		}
+		items = jv_get(process, "fallbacks");
+		for (size_t i = 0; items && i < items->count; i++) {
+			snprintf(key, sizeof(key), "fallback %s %s",
+				 jv_string(items->items[i], "operation"),
+				 jv_string(items->items[i], "reason"));
+			counts_add(counts, key, (long)jv_number(items->items[i], "count"));
+		}
+		items = jv_get(process, "launches");
+		for (size_t i = 0; items && i < items->count; i++) {
+			snprintf(key, sizeof(key), "launch %s", jv_string(items->items[i], "name"));
+			counts_add(counts, key, (long)jv_number(items->items[i], "count"));
+			snprintf(key, sizeof(key), "points %s", jv_string(items->items[i], "name"));
+			counts_add(counts, key, (long)jv_number(items->items[i], "points"));
+		}
+		items = jv_get(process, "tasks");
+		for (size_t i = 0; items && i < items->count; i++) {
+			snprintf(key, sizeof(key), "task %s %s", jv_string(items->items[i], "name"),
+				 jv_string(items->items[i], "variant"));
+			counts_add(counts, key, (long)jv_number(items->items[i], "count"));
+		}
+		items = jv_get(process, "waits");
+		for (size_t i = 0; items && i < items->count; i++) {
+			snprintf(key, sizeof(key), "wait %s", jv_string(items->items[i], "kind"));
+			counts_add(counts, key, (long)jv_number(items->items[i], "count"));
+		}
+	}
+	ck_assert_msg(jv_number(jv_get(root, "lost"), "map_full") == 0, "optrace lost events");
+	jv_free(root);
+	free(text);
 }

@@ -69,4 +69,11 @@ int counts_diff(const struct counts *expected, const struct counts *actual, char
  */
 int truth_parse(const char *path, struct counts *counts);
 
+/*
+ * The counts in optrace's JSON (stat --json, report --json), keyed as the
+ * demo's truth is, summed over processes (only_pid 0) or of one process;
+ * *processes says how many were counted.
+ */
+void stat_json_counts(const char *json_path, pid_t only_pid, struct counts *counts, int *processes);
+
 #endif /* OPTRACE_TESTLIB_H */
