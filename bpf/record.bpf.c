@@ -14,6 +14,7 @@
 #include <bpf/usdt.bpf.h>
 
 #include "targets.bpf.h"
+#include "usdt_fetch.bpf.h"
 
 #include "record.h"
 
@@ -118,14 +119,14 @@ static __always_inline int send_event(__u16 type, __u64 a0, __u64 a1, __u64 a2, 
 	} while (0)
 
 SEC("usdt")
-int BPF_USDT(rt_init, int abi_version, int rank, int rank_count)
+int USDT_PROBE(rt_init, int abi_version, int rank, int rank_count)
 {
 	TARGETS_ONLY();
 	return send_event(RECORD_RT_INIT, abi_version, rank, rank_count, 0, 0);
 }
 
 SEC("usdt")
-int BPF_USDT(op_begin, __u64 op, __u64 parent, __u32 depth, __u64 name, __u64 callsite)
+int USDT_PROBE(op_begin, __u64 op, __u64 parent, __u32 depth, __u64 name, __u64 callsite)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 
@@ -136,21 +137,21 @@ int BPF_USDT(op_begin, __u64 op, __u64 parent, __u32 depth, __u64 name, __u64 ca
 }
 
 SEC("usdt")
-int BPF_USDT(op_end, __u64 op, int status)
+int USDT_PROBE(op_end, __u64 op, int status)
 {
 	TARGETS_ONLY();
 	return send_event(RECORD_OP_END, op, status, 0, 0, 0);
 }
 
 SEC("usdt")
-int BPF_USDT(op_mode, __u64 op, int mode, int reason)
+int USDT_PROBE(op_mode, __u64 op, int mode, int reason)
 {
 	TARGETS_ONLY();
 	return send_event(RECORD_OP_MODE, op, mode, reason, 0, 0);
 }
 
 SEC("usdt")
-int BPF_USDT(op_fallback, __u64 op, int reason, __u64 detail)
+int USDT_PROBE(op_fallback, __u64 op, int reason, __u64 detail)
 {
 	TARGETS_ONLY();
 	send_string(bpf_get_current_pid_tgid(), detail);
@@ -158,7 +159,7 @@ int BPF_USDT(op_fallback, __u64 op, int reason, __u64 detail)
 }
 
 SEC("usdt")
-int BPF_USDT(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u32 points)
+int USDT_PROBE(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u32 points)
 {
 	TARGETS_ONLY();
 	send_string(bpf_get_current_pid_tgid(), name);
@@ -166,28 +167,28 @@ int BPF_USDT(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u32
 }
 
 SEC("usdt")
-int BPF_USDT(task_begin, __u64 task, __u32 point, int variant, __u32 processor)
+int USDT_PROBE(task_begin, __u64 task, __u32 point, int variant, __u32 processor)
 {
 	TARGETS_ONLY();
 	return send_event(RECORD_TASK_BEGIN, task, point, variant, processor, 0);
 }
 
 SEC("usdt")
-int BPF_USDT(task_end, __u64 task, __u32 point, int status)
+int USDT_PROBE(task_end, __u64 task, __u32 point, int status)
 {
 	TARGETS_ONLY();
 	return send_event(RECORD_TASK_END, task, point, status, 0, 0);
 }
 
 SEC("usdt")
-int BPF_USDT(wait_begin, __u64 op, int kind)
+int USDT_PROBE(wait_begin, __u64 op, int kind)
 {
 	TARGETS_ONLY();
 	return send_event(RECORD_WAIT_BEGIN, op, kind, 0, 0, 0);
 }
 
 SEC("usdt")
-int BPF_USDT(wait_end, __u64 op, int kind)
+int USDT_PROBE(wait_end, __u64 op, int kind)
 {
 	TARGETS_ONLY();
 	return send_event(RECORD_WAIT_END, op, kind, 0, 0, 0);

@@ -3,9 +3,10 @@
  * optrace stat: aggregates liboptrace's probes per process in the kernel.
  * Nothing leaves the kernel per event; userspace reads the maps.
  *
- * Per thread, a stack of open operations (written in place, never deleted
- * per hit) gives each op_end its duration, its self time and its key; the
- * aggregates are per-CPU so that a hit updates them without atomics.
+ * Per thread, a stack of open operations (in task storage, written in place,
+ * freed by the kernel when the thread exits) gives each op_end its duration,
+ * its self time and its key; the aggregates are per-CPU so that a hit
+ * updates them without atomics.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -14,11 +15,11 @@
 #include <bpf/usdt.bpf.h>
 
 #include "targets.bpf.h"
+#include "usdt_fetch.bpf.h"
 
 #include "bits.bpf.h"
 #include "stat.h"
 
-#define MAX_THREADS 16384
 #define MAX_OPS 16384
 #define MAX_TASKS 65536
 
@@ -49,10 +50,11 @@ struct task_info {
 	__u64 root_name;
 };
 
+/* Per thread, on the task itself: found without a hash lookup, freed at exit. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, MAX_THREADS);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct thread_state);
 } threads SEC(".maps");
 
@@ -112,14 +114,7 @@ struct {
 	__type(value, __u64);
 } losses SEC(".maps");
 
-/* Zeroed values too large for the BPF stack, to initialise map entries. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct thread_state);
-} zero_thread SEC(".maps");
-
+/* A zeroed value too large for the BPF stack, to initialise map entries. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -196,14 +191,11 @@ static __always_inline void record_latency(struct latency *stats, __u64 duration
 
 static __always_inline struct thread_state *current_thread(bool create)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct thread_state *state;
-	bool created;
 
-	if (!create)
-		return bpf_map_lookup_elem(&threads, &tid);
-	state = lookup_or_init(&threads, &tid, &zero_thread, &created);
-	if (!state)
+	state = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
+				     create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (!state && create)
 		count_loss(STAT_LOSS_THREADS_FULL);
 	return state;
 }
@@ -223,7 +215,7 @@ static __always_inline struct frame *top_frame(struct thread_state *state, __u64
 }
 
 SEC("usdt")
-int BPF_USDT(op_begin, __u64 op, __u64 parent, __u32 depth, __u64 name, __u64 callsite)
+int USDT_PROBE(op_begin, __u64 op, __u64 parent, __u32 depth, __u64 name)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct thread_state *state;
@@ -254,7 +246,7 @@ int BPF_USDT(op_begin, __u64 op, __u64 parent, __u32 depth, __u64 name, __u64 ca
 }
 
 SEC("usdt")
-int BPF_USDT(op_mode, __u64 op, int mode, int reason)
+int USDT_PROBE(op_mode, __u64 op, int mode, int reason)
 {
 	struct frame *frame = top_frame(current_thread(false), op);
 
@@ -266,7 +258,7 @@ int BPF_USDT(op_mode, __u64 op, int mode, int reason)
 }
 
 SEC("usdt")
-int BPF_USDT(op_fallback, __u64 op, int reason, __u64 detail)
+int USDT_PROBE(op_fallback, __u64 op, int reason, __u64 detail)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct frame *frame = top_frame(current_thread(false), op);
@@ -289,7 +281,7 @@ int BPF_USDT(op_fallback, __u64 op, int reason, __u64 detail)
 }
 
 SEC("usdt")
-int BPF_USDT(op_end, __u64 op, int status)
+int USDT_PROBE(op_end, __u64 op, int status)
 {
 	__u64 now = bpf_ktime_get_ns(), duration, self;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -339,7 +331,7 @@ int BPF_USDT(op_end, __u64 op, int status)
 }
 
 SEC("usdt")
-int BPF_USDT(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u32 points)
+int USDT_PROBE(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u32 points)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct string_key task_key = { .tgid = tgid, .address = task };
@@ -371,7 +363,7 @@ int BPF_USDT(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u32
 }
 
 SEC("usdt")
-int BPF_USDT(task_begin, __u64 task, __u32 point, int variant, __u32 processor)
+int USDT_PROBE(task_begin, __u64 task, __u32 point, int variant)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct thread_state *state;
@@ -388,7 +380,7 @@ int BPF_USDT(task_begin, __u64 task, __u32 point, int variant, __u32 processor)
 }
 
 SEC("usdt")
-int BPF_USDT(task_end, __u64 task, __u32 point, int status)
+int USDT_PROBE(task_end, __u64 task)
 {
 	__u64 now = bpf_ktime_get_ns(), duration;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -419,7 +411,7 @@ int BPF_USDT(task_end, __u64 task, __u32 point, int status)
 }
 
 SEC("usdt")
-int BPF_USDT(wait_begin, __u64 op, int kind)
+int USDT_PROBE(wait_begin, __u64 op, int kind)
 {
 	struct thread_state *state;
 
@@ -434,7 +426,7 @@ int BPF_USDT(wait_begin, __u64 op, int kind)
 }
 
 SEC("usdt")
-int BPF_USDT(wait_end, __u64 op, int kind)
+int USDT_PROBE(wait_end, __u64 op, int kind)
 {
 	__u64 now = bpf_ktime_get_ns(), duration;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;

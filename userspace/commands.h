@@ -9,6 +9,9 @@
 int cmd_list(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 /* Shared by the commands. */
 extern int verbose;

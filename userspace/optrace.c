@@ -82,6 +82,9 @@ static const struct {
 	{ "list", cmd_list, "the optrace probes of a process or file, and their semaphores" },
 	{ "stat", cmd_stat, "per-operation and per-task aggregates, counted in the kernel" },
 	{ "top", cmd_top, "the same aggregates as a live screen, slowest first" },
+	{ "record", cmd_record, "every operation, task and wait into a capture file" },
+	{ "report", cmd_report, "a capture file's profile as text" },
+	{ "export", cmd_export, "a capture file's profile for Perfetto or Legion Prof" },
 };
 
 static void usage(FILE *out)

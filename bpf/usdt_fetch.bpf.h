@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A USDT probe's arguments, all at once. libbpf's bpf_usdt_arg() is an
+ * out-of-line function that looks the probe's argument specification up in
+ * a map once per argument; on a probe with five arguments that is five map
+ * lookups per hit. This reads the same specification (usdt.bpf.h's maps and
+ * layout, filled by libbpf or by optrace's uprobe_multi attach) once.
+ */
+#ifndef OPTRACE_USDT_FETCH_BPF_H
+#define OPTRACE_USDT_FETCH_BPF_H
+
+#include <bpf/usdt.bpf.h>
+
+static __always_inline int usdt_fetch(struct pt_regs *ctx, __u64 *args, int count)
+{
+	struct __bpf_usdt_spec *spec;
+	int spec_id = __bpf_usdt_spec_id(ctx);
+
+	if (spec_id < 0)
+		return -ESRCH;
+	spec = bpf_map_lookup_elem(&__bpf_usdt_specs, &spec_id);
+	if (!spec || spec->arg_cnt < count)
+		return -ESRCH;
+#pragma unroll
+	for (int i = 0; i < count && i < BPF_USDT_MAX_ARG_CNT; i++) {
+		struct __bpf_usdt_arg_spec *arg = &spec->args[i];
+		unsigned long value = 0;
+
+		switch (arg->arg_type) {
+		case BPF_USDT_ARG_CONST:
+			value = arg->val_off;
+			break;
+		case BPF_USDT_ARG_REG:
+			if (bpf_probe_read_kernel(&value, sizeof(value),
+						  (void *)ctx + arg->reg_off))
+				return -EFAULT;
+			break;
+		case BPF_USDT_ARG_REG_DEREF:
+			if (bpf_probe_read_kernel(&value, sizeof(value),
+						  (void *)ctx + arg->reg_off) ||
+			    bpf_probe_read_user(&value, sizeof(value),
+						(void *)value + arg->val_off))
+				return -EFAULT;
+			break;
+		default:
+			return -EINVAL;
+		}
+		/* Widen 1, 2 or 4-byte arguments, with their sign if signed. */
+		value <<= arg->arg_bitshift;
+		if (arg->arg_signed)
+			value = ((long)value) >> arg->arg_bitshift;
+		else
+			value = value >> arg->arg_bitshift;
+		args[i] = value;
+	}
+	return 0;
+}
+
+#define ___usdt_pass0()
+#define ___usdt_pass1(x) , ___a[0]
+#define ___usdt_pass2(x, args...) ___usdt_pass1(args), ___a[1]
+#define ___usdt_pass3(x, args...) ___usdt_pass2(args), ___a[2]
+#define ___usdt_pass4(x, args...) ___usdt_pass3(args), ___a[3]
+#define ___usdt_pass5(x, args...) ___usdt_pass4(args), ___a[4]
+#define ___usdt_pass6(x, args...) ___usdt_pass5(args), ___a[5]
+#define ___usdt_pass(args...) ___bpf_apply(___usdt_pass, ___bpf_narg(args))(args)
+
+/*
+ * Like usdt.bpf.h's BPF_USDT(name, args...), but the arguments named (the
+ * first ones of the probe, up to 6) are fetched with one lookup, and a hit
+ * whose arguments cannot be read is skipped.
+ */
+#define USDT_PROBE(name, args...)                                                       \
+	name(struct pt_regs *ctx);                                                      \
+	static __always_inline typeof(name(0)) ____##name(struct pt_regs *ctx, ##args); \
+	typeof(name(0)) name(struct pt_regs *ctx)                                       \
+	{                                                                               \
+		__u64 ___a[6] = {};                                                     \
+		if (usdt_fetch(ctx, ___a, ___bpf_narg(args)))                           \
+			return 0;                                                       \
+		return ____##name(ctx ___usdt_pass(args));                              \
+	}                                                                               \
+	static __always_inline typeof(name(0)) ____##name(struct pt_regs *ctx, ##args)
+
+#endif /* OPTRACE_USDT_FETCH_BPF_H */

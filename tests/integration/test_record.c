@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * optrace record and report against the demo runtime: every event through
+ * the ring buffer into a capture file, and the report's counts equal to the
+ * demo's ground truth.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testlib.h"
+
+#define OPTRACE OPTRACE_BUILD_DIR "/bin/optrace"
+#define DEMO OPTRACE_BUILD_DIR "/bin/optrace-demo"
+
+static char *dir;
+
+static void setup(void)
+{
+	dir = make_temp_dir();
+}
+
+static void teardown(void)
+{
+	rm_rf(dir);
+	free(dir);
+}
+
+static char *path_in_dir(const char *name)
+{
+	char *path;
+
+	ck_assert_int_gt(asprintf(&path, "%s/%s", dir, name), 0);
+	return path;
+}
+
+#define NEED_BPF()                                          \
+	do {                                                \
+		const char *why = bpf_unavailable_reason(); \
+		if (why)                                    \
+			SKIP_TEST("%s", why);               \
+	} while (0)
+
+/* Records optrace-demo ARGS, reports the capture: counts equal the truth. */
+static void check_recorded(const char *const demo_args[], int expected_processes)
+{
+	char *capture = path_in_dir("run.capture"), *truth_path = path_in_dir("truth.txt");
+	char *json = path_in_dir("report.json"), message[8192];
+	char *report[] = { OPTRACE, "report", "--json", capture, NULL };
+	struct counts truth = { 0 }, traced = { 0 };
+	char *argv[40];
+	int argc = 0, processes;
+
+	argv[argc++] = OPTRACE;
+	argv[argc++] = "record";
+	argv[argc++] = "-q";
+	argv[argc++] = "-o";
+	argv[argc++] = capture;
+	argv[argc++] = "--";
+	argv[argc++] = DEMO;
+	for (int i = 0; demo_args[i]; i++)
+		argv[argc++] = (char *)demo_args[i];
+	argv[argc++] = "--truth";
+	argv[argc++] = truth_path;
+	argv[argc++] = "-q";
+	argv[argc] = NULL;
+	ck_assert_int_eq(run_command(argv, NULL, NULL, 240), 0);
+	ck_assert_int_eq(run_command(report, json, NULL, 120), 0);
+
+	ck_assert_int_ge(truth_parse(truth_path, &truth), 1);
+	stat_json_counts(json, 0, &traced, &processes);
+	ck_assert_int_eq(processes, expected_processes);
+	ck_assert_msg(counts_diff(&truth, &traced, message, sizeof(message)) == 0,
+		      "optrace report differs from the ground truth:\n%s", message);
+	counts_free(&truth);
+	counts_free(&traced);
+	free(capture);
+	free(truth_path);
+	free(json);
+}
+
+START_TEST(test_each_workload)
+{
+	static const char *const workloads[] = { "jacobi", "stats", "fallback" };
+	const char *args[] = { "--workload", workloads[_i], NULL };
+
+	NEED_BPF();
+	check_recorded(args, 1);
+}
+END_TEST
+
+START_TEST(test_openmp_threads_and_children)
+{
+	static const char *const args[] = { "--workload", "all",     "--omp", "1", "--threads",
+					    "2",	  "--procs", "2",     NULL };
+
+	NEED_BPF();
+	check_recorded(args, 2);
+}
+END_TEST
+
+/* Killed with SIGKILL: what was flushed reads, and the report says it was cut. */
+START_TEST(test_recorder_killed)
+{
+	char *capture = path_in_dir("killed.capture"), *out = path_in_dir("report.txt");
+	char *err_path = path_in_dir("report.err"), *text;
+	char *report[] = { OPTRACE, "report", capture, NULL };
+	char children[64];
+	pid_t recorder, demo;
+	int status;
+
+	NEED_BPF();
+	recorder = fork();
+	ck_assert_int_ge(recorder, 0);
+	if (recorder == 0) {
+		execl(OPTRACE, OPTRACE, "record", "-q", "-o", capture, "--", DEMO, "--forever",
+		      "-q", "--truth", "/dev/null", (char *)NULL);
+		_exit(127);
+	}
+	sleep(3);
+	snprintf(children, sizeof(children), "/proc/%d/task/%d/children", recorder, recorder);
+	text = read_file(children);
+	ck_assert_ptr_nonnull(text);
+	demo = atoi(text);
+	free(text);
+	kill(recorder, SIGKILL);
+	ck_assert_int_eq(waitpid(recorder, &status, 0), recorder);
+	/* The demo, orphaned, goes on: stop it. */
+	ck_assert_int_gt(demo, 0);
+	kill(demo, SIGTERM);
+
+	ck_assert_int_eq(run_command(report, out, err_path, 60), 0);
+	text = read_file(err_path);
+	ck_assert_msg(strstr(text, "end marker") || strstr(text, "cut") || strstr(text, "ends"),
+		      "the report does not say the capture was cut:\n%s", text);
+	free(text);
+	text = read_file(out);
+	ck_assert_msg(strstr(text, "demo."), "nothing read from the cut capture:\n%s", text);
+	free(text);
+	free(capture);
+	free(out);
+	free(err_path);
+}
+END_TEST
+
+START_TEST(test_bad_capture_files)
+{
+	char *garbage = path_in_dir("garbage"), *err_path = path_in_dir("err.txt"), *text;
+	char *report[] = { OPTRACE, "report", garbage, NULL };
+	char *missing[] = { OPTRACE, "report", "/nonexistent/x.capture", NULL };
+	FILE *file = fopen(garbage, "w");
+
+	fputs("this is not a capture\n", file);
+	fclose(file);
+	ck_assert_int_eq(WEXITSTATUS(run_command(report, NULL, err_path, 30)), 1);
+	text = read_file(err_path);
+	ck_assert_msg(strlen(text) > 10 && strstr(text, "optrace:"), "%s", text);
+	free(text);
+	ck_assert_int_eq(WEXITSTATUS(run_command(missing, NULL, err_path, 30)), 1);
+	free(garbage);
+	free(err_path);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("record");
+	TCase *tc = tcase_create("demo");
+	SRunner *runner;
+	int failed;
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, test_each_workload, 0, 3);
+	tcase_add_test(tc, test_openmp_threads_and_children);
+	tcase_add_test(tc, test_recorder_killed);
+	tcase_add_test(tc, test_bad_capture_files);
+	suite_add_tcase(suite, tc);
+
+	runner = srunner_create(suite);
+	srunner_run_all(runner, CK_NORMAL);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * optrace export: a capture's profile for the viewers: Chrome trace JSON
+ * (Perfetto, chrome://tracing) or Legion Prof logs.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chrome.h"
+#include "commands.h"
+#include "replay.h"
+
+static struct {
+	bool chrome;
+	bool legion;
+	const char *output;
+	bool show_helpers;
+	char *paths[64];
+	int path_count;
+} env;
+
+static const char doc[] =
+	"Export the profile of capture files for Perfetto / chrome://tracing or Legion Prof.\n"
+	"\n"
+	"USAGE: optrace export --chrome -o FILE.json CAPTURE\n"
+	"       optrace export --legion -o DIR CAPTURE...\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    optrace export --chrome -o trace.json optrace.capture   # open in ui.perfetto.dev\n"
+	"    optrace export --chrome --show-helpers -o t.json run.capture\n";
+
+enum {
+	OPT_CHROME = 0x100,
+	OPT_LEGION,
+	OPT_SHOW_HELPERS,
+};
+
+static const struct argp_option options[] = {
+	{ "chrome", OPT_CHROME, NULL, 0, "Chrome trace JSON", 0 },
+	{ "output", 'o', "PATH", 0, "The file (--chrome) or directory (--legion) to write", 0 },
+	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "Nested operations too", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case OPT_CHROME:
+		env.chrome = true;
+		return 0;
+	case OPT_LEGION:
+		env.legion = true;
+		return 0;
+	case 'o':
+		env.output = arg;
+		return 0;
+	case OPT_SHOW_HELPERS:
+		env.show_helpers = true;
+		return 0;
+	case ARGP_KEY_ARG:
+		if (env.path_count == 64)
+			argp_error(state, "at most 64 capture files");
+		env.paths[env.path_count++] = arg;
+		return 0;
+	case ARGP_KEY_END:
+		if (env.chrome + env.legion != 1)
+			argp_error(state, "give one format: --chrome or --legion");
+		if (!env.output)
+			argp_error(state, "give the output with -o");
+		if (!env.path_count)
+			argp_error(state, "give the capture file to export");
+		if (env.chrome && env.path_count != 1)
+			argp_error(state, "--chrome exports one capture file");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static int export_chrome(void)
+{
+	struct profile_consumer consumer;
+	struct chrome_writer writer;
+	struct replay replay = { 0 };
+	struct profile profile;
+	FILE *out;
+	int err;
+
+	out = fopen(env.output, "we");
+	if (!out) {
+		fprintf(stderr, "optrace: cannot create %s: %s\n", env.output, strerror(errno));
+		return -errno;
+	}
+	profile_init(&profile, NULL);
+	err = replay_open(&replay, env.paths[0]);
+	if (err)
+		goto cleanup;
+	/* Time zero is the moment recording started. */
+	chrome_writer_begin(&writer, out, replay.header->monotonic_ns, env.show_helpers, &consumer);
+	profile.consumer = consumer;
+	err = replay_run(&replay, &profile);
+	err = chrome_writer_end(&writer) ?: err;
+
+cleanup:
+	if (fclose(out) && !err)
+		err = -errno;
+	if (err)
+		fprintf(stderr, "optrace: cannot write %s: %s\n", env.output, strerror(-err));
+	else
+		fprintf(stderr, "optrace: wrote %s\n", env.output);
+	profile_free(&profile);
+	replay_close(&replay);
+	return err;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	return export_chrome() ? 1 : 0;
+}

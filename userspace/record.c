@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * optrace record: every probe hit of the targets, one record each, streamed
+ * through a BPF ring buffer (bpf/record.bpf.c) into a capture file that
+ * `optrace report` and `optrace export` read.
+ *
+ * The BPF side never wakes optrace (a wakeup costs more than the event);
+ * optrace drains the ring buffer every few milliseconds instead, and writes
+ * a whole chunk to the file every second, so that a recorder killed even
+ * with SIGKILL leaves everything but the last second readable.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/types.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "commands.h"
+#include "../bpf/record.h"
+#include "record.skel.h"
+#include "tracer.h"
+
+#define POLL_MS 10
+#define FLUSH_MS 1000
+
+static struct {
+	const char *output;
+	int duration_s;
+	long ringbuf_mb;
+	bool quiet;
+} env = {
+	.output = "optrace.capture",
+	.ringbuf_mb = 16,
+};
+
+static volatile sig_atomic_t exiting;
+
+struct recorder {
+	struct capture_writer *writer;
+	uint64_t events;
+	uint64_t bytes;
+	int error;
+};
+
+static const char doc[] =
+	"Record every operation, task and wait of live runtimes into a capture file,\n"
+	"for `optrace report` and `optrace export`.\n"
+	"\n"
+	"USAGE: optrace record [-p PID]... [-a] [-o FILE] [-d SECONDS] [-- COMMAND [ARGS...]]\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    optrace record -o run.capture -- ./app     # a command and its children\n"
+	"    optrace record -p 1234 -d 10               # 10 s of a live process\n"
+	"    optrace report run.capture                 # then: the profile as text\n"
+	"    optrace export --legion -o prof run.capture  # and for Legion Prof\n";
+
+enum {
+	OPT_RINGBUF = 0x100,
+};
+
+static const struct argp_option options[] = {
+	{ "output", 'o', "FILE", 0, "The capture file (default: optrace.capture)", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
+	{ "ringbuf", OPT_RINGBUF, "MiB", 0,
+	  "Ring buffer size, a power of two (default 16): raise it if events are lost", 0 },
+	{ "quiet", 'q', NULL, 0, "No live status line", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	char *end;
+	long value;
+
+	switch (key) {
+	case 'o':
+		env.output = arg;
+		return 0;
+	case 'd':
+	case OPT_RINGBUF:
+		errno = 0;
+		value = strtol(arg, &end, 10);
+		if (errno || *end || value <= 0 || value > 1000000)
+			argp_error(state, "'%s' is not a valid number", arg);
+		if (key == 'd') {
+			env.duration_s = (int)value;
+		} else {
+			if (value & (value - 1))
+				argp_error(state, "--ringbuf takes a power of two");
+			env.ringbuf_mb = value;
+		}
+		return 0;
+	case 'q':
+		env.quiet = true;
+		return 0;
+	case 'v':
+		verbose++;
+		return 0;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s' (a command goes after --)", arg);
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static void on_signal(int signo)
+{
+	(void)signo;
+	exiting = 1;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct recorder *recorder = ctx;
+	const struct record_event *event = data;
+	int err;
+
+	if (size < sizeof(*event))
+		return 0;
+	err = capture_write(recorder->writer, event->type, data, (uint32_t)size);
+	if (err && !recorder->error)
+		recorder->error = err;
+	recorder->events++;
+	recorder->bytes += size;
+	return 0;
+}
+
+static void read_losses(struct record_bpf *skel, uint64_t losses[RECORD_LOSS__COUNT])
+{
+	int cpus = libbpf_num_possible_cpus();
+	uint64_t *values = calloc((size_t)(cpus > 0 ? cpus : 1), sizeof(*values));
+
+	memset(losses, 0, RECORD_LOSS__COUNT * sizeof(*losses));
+	for (__u32 loss = 0; values && loss < RECORD_LOSS__COUNT; loss++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.losses), &loss, values))
+			continue;
+		for (int cpu = 0; cpu < cpus; cpu++)
+			losses[loss] += values[cpu];
+	}
+	free(values);
+}
+
+static void print_status(const struct recorder *recorder, const uint64_t *losses, double seconds,
+			 bool final)
+{
+	fprintf(stderr, "%s%llu events (%.1f MiB), %llu lost in the kernel, %.0f events/s%s",
+		final ? "" : "\r", (unsigned long long)recorder->events,
+		recorder->bytes / (1024.0 * 1024.0),
+		(unsigned long long)(losses[RECORD_LOSS_RINGBUF_FULL] +
+				     losses[RECORD_LOSS_STRING_DROPPED]),
+		seconds > 0 ? recorder->events / seconds : 0.0, final ? "\n" : "   ");
+}
+
+static char *describe_targets(int argc, char **argv)
+{
+	size_t size = 1;
+	char *text;
+
+	for (int i = 0; i < argc; i++)
+		size += strlen(argv[i]) + 1;
+	text = calloc(1, size);
+	for (int i = 0; text && i < argc; i++) {
+		strcat(text, argv[i]);
+		if (i + 1 < argc)
+			strcat(text, " ");
+	}
+	return text;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct argp_child children[] = { { &tracer_argp, 0, "Targets:", 1 }, {} };
+	static const struct argp argp = {
+		.options = options, .parser = parse_arg, .doc = doc, .children = children
+	};
+	struct capture_writer_opts writer_opts = { 0 };
+	uint64_t losses[RECORD_LOSS__COUNT] = { 0 };
+	struct recorder recorder = { 0 };
+	struct tracer tracer = { 0 };
+	struct record_bpf *skel = NULL;
+	struct ring_buffer *ring = NULL;
+	struct timespec start, now;
+	bool live;
+	long elapsed_ms = 0;
+	char *target = NULL;
+	int err, parse_argc;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	parse_argc = tracer_split_command(argc, argv);
+	if (parse_argc < 0 || argp_parse(&argp, parse_argc, argv, 0, NULL, NULL))
+		return 2;
+	live = !env.quiet && isatty(STDERR_FILENO);
+
+	libbpf_set_print(libbpf_print);
+	skel = record_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "optrace: cannot open the BPF object: %s\n", strerror(errno));
+		return 1;
+	}
+	skel->rodata->filter_targets = tracer_options.command != NULL;
+	err = bpf_map__set_max_entries(skel->maps.events, (__u32)(env.ringbuf_mb << 20));
+	err = err ?: tracer_prepare(&tracer, skel->obj);
+	if (err)
+		goto cleanup;
+	err = record_bpf__load(skel);
+	if (err) {
+		fprintf(stderr,
+			"optrace: cannot load the BPF programs: %s (-v shows the verifier's "
+			"log)\n",
+			strerror(-err));
+		goto cleanup;
+	}
+	ring = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, &recorder, NULL);
+	if (!ring) {
+		err = -errno;
+		fprintf(stderr, "optrace: cannot read the ring buffer: %s\n", strerror(errno));
+		goto cleanup;
+	}
+
+	target = describe_targets(argc - 1, argv + 1);
+	writer_opts.optrace_version = OPTRACE_VERSION;
+	writer_opts.target = target;
+	err = capture_writer_open(&recorder.writer, env.output, &writer_opts);
+	if (err) {
+		fprintf(stderr, "optrace: cannot create %s: %s\n", env.output, strerror(-err));
+		goto cleanup;
+	}
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	err = tracer_attach(&tracer);
+	if (err)
+		goto cleanup;
+	if (!tracer_options.command && !env.quiet)
+		fprintf(stderr, "Recording to %s... Hit Ctrl-C to end.\n", env.output);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+
+	while (!exiting) {
+		struct timespec tick = { 0, POLL_MS * 1000 * 1000 };
+
+		nanosleep(&tick, NULL);
+		elapsed_ms += POLL_MS;
+		ring_buffer__consume(ring);
+		if (recorder.error)
+			break;
+		if (elapsed_ms % FLUSH_MS == 0) {
+			capture_flush(recorder.writer);
+			tracer_rescan(&tracer);
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			read_losses(skel, losses);
+			if (live)
+				print_status(&recorder, losses,
+					     now.tv_sec - start.tv_sec +
+						     (now.tv_nsec - start.tv_nsec) / 1e9,
+					     false);
+		}
+		if (env.duration_s && elapsed_ms >= env.duration_s * 1000L)
+			break;
+		if (elapsed_ms % 100 == 0 && !tracer_alive(&tracer))
+			break;
+	}
+	/* What the targets fired up to here. */
+	ring_buffer__consume(ring);
+	if (recorder.error)
+		fprintf(stderr, "\noptrace: cannot write %s: %s; it holds what came before\n",
+			env.output, strerror(-recorder.error));
+
+cleanup:
+	tracer_finish(&tracer, exiting);
+	if (ring)
+		ring_buffer__consume(ring);
+	if (recorder.writer) {
+		struct capture_counter counters[] = {
+			{ "lost.ringbuf_full", 0 },
+			{ "lost.strings", 0 },
+			{ "strings.unreadable", 0 },
+			{ "strings.truncated", 0 },
+		};
+		int close_err;
+
+		read_losses(skel, losses);
+		counters[0].value = losses[RECORD_LOSS_RINGBUF_FULL];
+		counters[1].value = losses[RECORD_LOSS_STRING_DROPPED];
+		counters[2].value = losses[RECORD_LOSS_STRING_UNREADABLE];
+		counters[3].value = losses[RECORD_LOSS_STRING_TRUNCATED];
+		close_err = capture_close(recorder.writer, counters, 4);
+		if (close_err && !err && !recorder.error)
+			fprintf(stderr, "optrace: cannot finish %s: %s\n", env.output,
+				strerror(-close_err));
+		err = err ?: recorder.error ?: close_err;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!env.quiet) {
+			if (live)
+				fputc('\r', stderr);
+			print_status(&recorder, losses,
+				     now.tv_sec - start.tv_sec +
+					     (now.tv_nsec - start.tv_nsec) / 1e9,
+				     true);
+			fprintf(stderr, "optrace: wrote %s\n", env.output);
+		}
+	}
+	ring_buffer__free(ring);
+	record_bpf__destroy(skel);
+	free(target);
+	return err ? 1 : 0;
+}

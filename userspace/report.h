@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * From a capture's profile to the aggregates `optrace stat` prints: the same
+ * tables, computed in userspace from every event instead of in the kernel.
+ */
+#ifndef OPTRACE_REPORT_H
+#define OPTRACE_REPORT_H
+
+#include "profile.h"
+#include "stat_model.h"
+
+struct report_builder {
+	struct stat_snapshot snapshot;
+	struct idmap index; /* hash of a row's key -> row number + 1, per table */
+	int error;	    /* the first -ENOMEM */
+};
+
+/* A consumer that aggregates into builder->snapshot. */
+void report_builder_init(struct report_builder *builder, struct profile_consumer *consumer);
+
+/* After profile_finish(): copies the strings in; the snapshot is ready. */
+int report_builder_finish(struct report_builder *builder, const struct profile *profile);
+
+void report_builder_free(struct report_builder *builder);
+
+#endif /* OPTRACE_REPORT_H */

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * optrace report: a capture file's profile as text (or JSON): the same
+ * tables as optrace stat, computed from every recorded event, after a
+ * header that says what the capture holds and what, if anything, was lost.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture.h"
+#include "commands.h"
+#include "profile.h"
+#include "replay.h"
+#include "report.h"
+
+static struct {
+	const char *path;
+	bool dump;
+	bool dump_records;
+	struct stat_print_options print;
+} env;
+
+static const char doc[] =
+	"Print the profile of a capture file made by `optrace record`.\n"
+	"\n"
+	"USAGE: optrace report [--show-helpers] [--json] FILE\n"
+	"       optrace report --dump[=records] FILE\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    optrace report optrace.capture\n"
+	"    optrace report --show-helpers run.capture  # with nested operations\n"
+	"    optrace report --dump run.capture          # the file's chunks, for "
+	"debugging\n";
+
+enum {
+	OPT_JSON = 0x100,
+	OPT_SHOW_HELPERS,
+	OPT_DUMP,
+};
+
+static const struct argp_option options[] = {
+	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
+	  0 },
+	{ "json", OPT_JSON, NULL, 0, "Print JSON, as optrace stat --json does", 0 },
+	{ "dump", OPT_DUMP, "records", OPTION_ARG_OPTIONAL,
+	  "Print the file's header and chunks (=records: and every record) instead", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case OPT_SHOW_HELPERS:
+		env.print.show_helpers = true;
+		return 0;
+	case OPT_JSON:
+		env.print.json = true;
+		return 0;
+	case OPT_DUMP:
+		if (arg && strcmp(arg, "records"))
+			argp_error(state, "--dump takes nothing or =records");
+		env.dump = true;
+		env.dump_records = arg != NULL;
+		return 0;
+	case ARGP_KEY_ARG:
+		if (env.path)
+			argp_error(state, "give one capture file");
+		env.path = arg;
+		return 0;
+	case ARGP_KEY_END:
+		if (!env.path)
+			argp_error(state, "give the capture file to report");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+/* What the capture holds, and what it lacks, before the tables. */
+static void print_summary(FILE *out, const struct capture_header *header,
+			  const struct capture_status *status, const struct profile *profile)
+{
+	const struct capture_trailer *trailer = &status->trailer;
+	double seconds = (profile->stats.last_ns - profile->stats.first_ns) / 1e9;
+
+	fprintf(out, "capture %s: %s on %s, %llu records over %.3f s\n", env.path,
+		header->target[0] ? header->target : "(no target)", header->hostname,
+		(unsigned long long)status->records, seconds > 0 ? seconds : 0.0);
+	for (size_t i = 0; status->has_trailer && i < trailer->counter_count; i++) {
+		if (trailer->counters[i].value && !strncmp(trailer->counters[i].name, "lost.", 5))
+			fprintf(out, "LOST in the kernel: %s = %llu (raise --ringbuf)\n",
+				trailer->counters[i].name,
+				(unsigned long long)trailer->counters[i].value);
+	}
+	if (profile->stats.cut_ops || profile->stats.cut_runs)
+		fprintf(out,
+			"%llu operations and %llu task runs were still open at the end: "
+			"closed there\n",
+			(unsigned long long)profile->stats.cut_ops,
+			(unsigned long long)profile->stats.cut_runs);
+	if (profile->stats.unmatched)
+		fprintf(out,
+			"%llu ends whose begin is not in the capture (begun before "
+			"recording) are left out\n",
+			(unsigned long long)profile->stats.unmatched);
+	fputc('\n', out);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
+	struct profile_consumer consumer;
+	struct report_builder builder;
+	struct replay replay = { 0 };
+	struct profile profile;
+	int err;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	if (env.dump) {
+		err = capture_dump(stdout, env.path, env.dump_records);
+		if (err < 0)
+			fprintf(stderr, "optrace: cannot read %s: %s\n", env.path, strerror(-err));
+		return err ? 1 : 0;
+	}
+	report_builder_init(&builder, &consumer);
+	profile_init(&profile, &consumer);
+	err = replay_open(&replay, env.path) ?: replay_run(&replay, &profile);
+	if (err)
+		goto cleanup;
+	err = report_builder_finish(&builder, &profile);
+	if (err) {
+		fprintf(stderr, "optrace: out of memory\n");
+		goto cleanup;
+	}
+	if (!env.print.json)
+		print_summary(stdout, replay.header, replay.status, &profile);
+	stat_print(stdout, &builder.snapshot, &env.print);
+
+cleanup:
+	report_builder_free(&builder);
+	profile_free(&profile);
+	replay_close(&replay);
+	return err ? 1 : 0;
+}
