@@ -11,6 +11,8 @@
 
 #include "chrome.h"
 #include "commands.h"
+#include "legion_export.h"
+#include "legion_prof.h"
 #include "replay.h"
 
 static struct {
@@ -18,6 +20,8 @@ static struct {
 	bool legion;
 	const char *output;
 	bool show_helpers;
+	bool python;
+	uint32_t legion_version;
 	char *paths[64];
 	int path_count;
 } env;
@@ -30,16 +34,24 @@ static const char doc[] =
 	"\n"
 	"EXAMPLES:\n"
 	"    optrace export --chrome -o trace.json optrace.capture   # open in ui.perfetto.dev\n"
-	"    optrace export --chrome --show-helpers -o t.json run.capture\n";
+	"    optrace export --chrome --show-helpers -o t.json run.capture\n"
+	"    optrace export --legion -o prof run.capture   # then: legion_prof prof/prof_*.gz\n";
 
 enum {
 	OPT_CHROME = 0x100,
 	OPT_LEGION,
 	OPT_SHOW_HELPERS,
+	OPT_LEGION_VERSION,
+	OPT_PYTHON,
 };
 
 static const struct argp_option options[] = {
 	{ "chrome", OPT_CHROME, NULL, 0, "Chrome trace JSON", 0 },
+	{ "legion", OPT_LEGION, NULL, 0, "Legion Prof logs, one prof_<node>.gz per process", 0 },
+	{ "legion-version", OPT_LEGION_VERSION, "N", 0,
+	  "Legion Prof format: 1008 (Legion 25.06, default) or 1007 (24.09 to 25.03)", 0 },
+	{ "python", OPT_PYTHON, NULL, 0,
+	  "Legion: show issuing threads as Python processors (cuPyNumeric)", 0 },
 	{ "output", 'o', "PATH", 0, "The file (--chrome) or directory (--legion) to write", 0 },
 	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "Nested operations too", 0 },
 	{},
@@ -59,6 +71,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_SHOW_HELPERS:
 		env.show_helpers = true;
+		return 0;
+	case OPT_PYTHON:
+		env.python = true;
+		return 0;
+	case OPT_LEGION_VERSION:
+		if (strcmp(arg, "1008") && strcmp(arg, "1007"))
+			argp_error(state, "--legion-version takes 1008 or 1007");
+		env.legion_version = (uint32_t)atoi(arg);
 		return 0;
 	case ARGP_KEY_ARG:
 		if (env.path_count == 64)
@@ -122,5 +142,15 @@ int cmd_export(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
+	if (env.legion) {
+		struct legion_export_options options = {
+			.directory = env.output,
+			.version = env.legion_version ? env.legion_version : LEGION_PROF_VERSION,
+			.show_helpers = env.show_helpers,
+			.python = env.python,
+		};
+
+		return legion_export(env.paths, env.path_count, &options) ? 1 : 0;
+	}
 	return export_chrome() ? 1 : 0;
 }

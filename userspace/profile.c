@@ -116,6 +116,8 @@ static int op_begin(struct profile *profile, const struct record_event *event)
 	}
 	if (idmap_put(&profile->ops, op->tgid, op->id, op) || push(thread, op))
 		goto nomem;
+	if (profile->consumer.op_begin)
+		profile->consumer.op_begin(profile->consumer.ctx, profile, op);
 	return 0;
 
 nomem:

@@ -86,6 +86,8 @@ struct profile;
 
 struct profile_consumer {
 	void *ctx;
+	/* An operation began (its mode and tasks are not known yet). */
+	void (*op_begin)(void *ctx, const struct profile *profile, const struct profile_op *op);
 	/* An operation is complete; it is freed after the call. */
 	void (*op_done)(void *ctx, const struct profile *profile, const struct profile_op *op);
 	/* A task point ran (run->op and run->root are still alive). */

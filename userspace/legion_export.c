@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Two passes over each capture: the first finds the traced processes and
+ * the ranks they announced (a file's node is its rank when the ranks are
+ * distinct, else its number), the second feeds the profile model, whose
+ * consumer writes the records. Root operations become ranges in the order
+ * they began on their thread, once each is complete; helpers wait inside
+ * their root's entry, so memory stays bounded by what is in flight.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "legion_export.h"
+#include "legion_prof.h"
+#include "replay.h"
+#include "title.h"
+
+#define MAIN_TASK_ID 1
+#define MAX_PROCESSES 4096
+
+struct helper {
+	uint64_t begin_ns;
+	uint64_t end_ns;
+	uint32_t depth;
+	char *title;
+};
+
+/* A root operation, from its begin until it is written. */
+struct root_entry {
+	uint64_t op;
+	bool done;
+	uint64_t begin_ns;
+	uint64_t end_ns;
+	char *title;
+	struct helper *helpers;
+	size_t helper_count;
+};
+
+struct issuer {
+	uint64_t proc;
+	uint64_t op; /* the top-level task's op id */
+	struct legion_prof_span *span;
+	struct root_entry **queue; /* in begin order */
+	size_t head;
+	size_t count;
+	size_t capacity;
+};
+
+struct worker {
+	uint64_t proc;
+	int variant;
+};
+
+struct process {
+	uint32_t tgid;
+	int rank;
+	uint32_t node;
+	struct legion_prof *prof;
+	struct idmap issuers; /* tid -> struct issuer */
+	struct idmap workers; /* tid -> struct worker */
+	struct idmap tasks;   /* task name address -> task id */
+	struct idmap roots;   /* root op id -> struct root_entry */
+	uint32_t next_task_id;
+	uint8_t variants_declared[MAX_PROCESSES / 8];
+};
+
+struct exporter {
+	const struct legion_export_options *options;
+	const struct capture_header *header;
+	struct process *processes;
+	size_t process_count;
+	struct idmap by_tgid; /* tgid -> process index + 1 */
+	int error;
+};
+
+static uint64_t since_zero(const struct exporter *exporter, uint64_t ns)
+{
+	return ns > exporter->header->monotonic_ns ? ns - exporter->header->monotonic_ns : 0;
+}
+
+static void note_error(struct exporter *exporter, int err)
+{
+	if (err && !exporter->error)
+		exporter->error = err;
+}
+
+/* ---- pass 1: the processes, their ranks, their nodes ---- */
+
+static struct process *process_of(struct exporter *exporter, uint32_t tgid, bool add)
+{
+	uintptr_t index = (uintptr_t)idmap_get(&exporter->by_tgid, tgid, 0);
+	struct process *grown;
+
+	if (index)
+		return &exporter->processes[index - 1];
+	if (!add || exporter->process_count == MAX_PROCESSES)
+		return NULL;
+	grown = realloc(exporter->processes, (exporter->process_count + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	exporter->processes = grown;
+	memset(&grown[exporter->process_count], 0, sizeof(*grown));
+	grown[exporter->process_count].tgid = tgid;
+	grown[exporter->process_count].rank = -1;
+	exporter->process_count++;
+	if (idmap_put(&exporter->by_tgid, tgid, 0, (void *)(uintptr_t)exporter->process_count))
+		return NULL;
+	return &exporter->processes[exporter->process_count - 1];
+}
+
+static int scan(struct exporter *exporter, const char *path)
+{
+	struct capture_reader *reader;
+	struct capture_record record;
+	char why[256];
+	int err;
+
+	err = capture_reader_open(&reader, path, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "optrace: %s\n", why);
+		return err;
+	}
+	while ((err = capture_next(reader, &record)) > 0) {
+		const struct record_event *event = record.data;
+		struct process *process;
+
+		if (record.size < sizeof(*event) || event->type == RECORD_STRING)
+			continue;
+		process = process_of(exporter, event->tgid, event->type != RECORD_RT_INIT);
+		if (process && event->type == RECORD_RT_INIT)
+			process->rank = (int)(int64_t)event->args[1];
+	}
+	capture_reader_close(reader);
+	return err < 0 ? err : 0;
+}
+
+/* Node = rank when the ranks are distinct and fit, else order of appearance. */
+static void assign_nodes(struct exporter *exporter)
+{
+	size_t count = exporter->process_count;
+	bool by_rank = true;
+
+	for (size_t i = 0; i < count && by_rank; i++) {
+		int rank = exporter->processes[i].rank;
+
+		by_rank = rank >= 0 && (size_t)rank < count;
+		for (size_t j = 0; j < i && by_rank; j++)
+			by_rank = exporter->processes[j].rank != rank;
+	}
+	for (size_t i = 0; i < count; i++)
+		exporter->processes[i].node =
+			by_rank ? (uint32_t)exporter->processes[i].rank : (uint32_t)i;
+}
+
+static int open_files(struct exporter *exporter)
+{
+	const struct legion_export_options *options = exporter->options;
+
+	if (mkdir(options->directory, 0755) && errno != EEXIST) {
+		fprintf(stderr, "optrace: cannot create %s: %s\n", options->directory,
+			strerror(errno));
+		return -errno;
+	}
+	for (size_t i = 0; i < exporter->process_count; i++) {
+		struct process *process = &exporter->processes[i];
+		struct legion_prof_options prof_options = {
+			.version = options->version,
+			.node_id = process->node,
+			.num_nodes = (uint32_t)exporter->process_count,
+			.hostname = exporter->header->hostname,
+			.process_id = process->tgid,
+			.zero_time_ns = (int64_t)exporter->header->realtime_ns,
+		};
+		char path[4096];
+		int err;
+
+		snprintf(path, sizeof(path), "%s/prof_%u.gz", options->directory, process->node);
+		err = legion_prof_open(&process->prof, path, &prof_options);
+		if (err) {
+			fprintf(stderr, "optrace: cannot create %s: %s\n", path, strerror(-err));
+			return err;
+		}
+		legion_prof_task_kind(process->prof, MAIN_TASK_ID, "main thread");
+		legion_prof_task_variant(process->prof, MAIN_TASK_ID, 1,
+					 options->python ? "python" : "cpu");
+		process->next_task_id = MAIN_TASK_ID + 1;
+	}
+	return 0;
+}
+
+/* ---- pass 2: the records ---- */
+
+static struct issuer *issuer_of(struct exporter *exporter, struct process *process, uint32_t tid)
+{
+	struct issuer *issuer = idmap_get(&process->issuers, tid, 0);
+	struct legion_prof_task task = { .task_id = MAIN_TASK_ID, .variant_id = 1 };
+	char text[64];
+	uint64_t provenance = 0;
+	int err;
+
+	if (issuer)
+		return issuer;
+	issuer = calloc(1, sizeof(*issuer));
+	if (!issuer || idmap_put(&process->issuers, tid, 0, issuer)) {
+		free(issuer);
+		note_error(exporter, -ENOMEM);
+		return NULL;
+	}
+	err = legion_prof_proc_desc(process->prof,
+				    exporter->options->python ? LEGION_PROF_PROC_PYTHON
+							      : LEGION_PROF_PROC_CPU,
+				    NULL, &issuer->proc);
+	err = err ?: legion_prof_new_op(process->prof, &issuer->op);
+	snprintf(text, sizeof(text), "thread %u of process %u", tid, process->tgid);
+	err = err ?: legion_prof_provenance(process->prof, text, &provenance);
+	err = err
+		      ?: legion_prof_operation_instance(process->prof, issuer->op,
+							LEGION_PROF_NO_PARENT,
+							LEGION_PROF_OP_KIND_TASK, provenance);
+	task.op_id = issuer->op;
+	task.proc_id = issuer->proc;
+	/* It spans the recording: from time zero to the end. */
+	err = err ?: legion_prof_span_begin(process->prof, &task, &issuer->span);
+	note_error(exporter, err);
+	return issuer;
+}
+
+static void on_op_begin(void *ctx, const struct profile *profile, const struct profile_op *op)
+{
+	struct exporter *exporter = ctx;
+	struct process *process = process_of(exporter, op->tgid, false);
+	struct issuer *issuer;
+	struct root_entry *entry;
+
+	(void)profile;
+	if (!process || op->depth != 0)
+		return;
+	issuer = issuer_of(exporter, process, op->tid);
+	entry = calloc(1, sizeof(*entry));
+	if (!issuer || !entry) {
+		free(entry);
+		note_error(exporter, -ENOMEM);
+		return;
+	}
+	if (issuer->count == issuer->capacity) {
+		size_t capacity = issuer->capacity ? issuer->capacity * 2 : 16;
+		struct root_entry **queue = realloc(issuer->queue, capacity * sizeof(*queue));
+
+		if (!queue) {
+			free(entry);
+			note_error(exporter, -ENOMEM);
+			return;
+		}
+		issuer->queue = queue;
+		issuer->capacity = capacity;
+	}
+	entry->op = op->id;
+	entry->begin_ns = op->begin_ns;
+	issuer->queue[issuer->count++] = entry;
+	idmap_put(&process->roots, op->id, 0, entry);
+}
+
+static int compare_helpers(const void *a, const void *b)
+{
+	const struct helper *x = a, *y = b;
+
+	if (x->begin_ns != y->begin_ns)
+		return x->begin_ns < y->begin_ns ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+/* The root's range, its helpers' nested inside, in the order they began. */
+static void write_root(struct exporter *exporter, struct issuer *issuer, struct root_entry *entry)
+{
+	struct helper *stack[64];
+	int depth = 0;
+
+	legion_prof_range_begin(issuer->span, since_zero(exporter, entry->begin_ns));
+	qsort(entry->helpers, entry->helper_count, sizeof(*entry->helpers), compare_helpers);
+	for (size_t i = 0; i < entry->helper_count; i++) {
+		struct helper *helper = &entry->helpers[i];
+
+		while (depth && stack[depth - 1]->end_ns <= helper->begin_ns) {
+			depth--;
+			legion_prof_range_end(issuer->span, stack[depth]->title,
+					      since_zero(exporter, stack[depth]->end_ns));
+		}
+		if (depth == 64)
+			continue;
+		legion_prof_range_begin(issuer->span, since_zero(exporter, helper->begin_ns));
+		stack[depth++] = helper;
+	}
+	while (depth--)
+		legion_prof_range_end(issuer->span, stack[depth]->title,
+				      since_zero(exporter, stack[depth]->end_ns));
+	note_error(exporter, legion_prof_range_end(issuer->span, entry->title,
+						   since_zero(exporter, entry->end_ns)));
+}
+
+static void free_entry(struct root_entry *entry)
+{
+	for (size_t i = 0; i < entry->helper_count; i++)
+		free(entry->helpers[i].title);
+	free(entry->helpers);
+	free(entry->title);
+	free(entry);
+}
+
+static void flush_issuer(struct exporter *exporter, struct process *process, struct issuer *issuer)
+{
+	while (issuer->head < issuer->count && issuer->queue[issuer->head]->done) {
+		struct root_entry *entry = issuer->queue[issuer->head++];
+
+		write_root(exporter, issuer, entry);
+		idmap_remove(&process->roots, entry->op, 0);
+		free_entry(entry);
+	}
+	if (issuer->head == issuer->count)
+		issuer->head = issuer->count = 0;
+}
+
+static const struct profile_op *root_of(const struct profile_op *op)
+{
+	while (op && op->depth > 0)
+		op = op->parent;
+	return op;
+}
+
+static void on_op_done(void *ctx, const struct profile *profile, const struct profile_op *op)
+{
+	struct exporter *exporter = ctx;
+	struct process *process = process_of(exporter, op->tgid, false);
+	const struct profile_op *root = root_of(op);
+	struct root_entry *entry;
+	char title[1024];
+
+	if (!process || !root)
+		return;
+	entry = idmap_get(&process->roots, root->id, 0);
+	if (!entry)
+		return;
+	op_title(profile, op, title, sizeof(title));
+	if (op->depth == 0) {
+		entry->done = true;
+		entry->end_ns = op->end_ns;
+		entry->title = strdup(title);
+		flush_issuer(exporter, process, idmap_get(&process->issuers, op->tid, 0));
+		return;
+	}
+	if (exporter->options->show_helpers) {
+		struct helper *helpers =
+			realloc(entry->helpers, (entry->helper_count + 1) * sizeof(*helpers));
+
+		if (!helpers) {
+			note_error(exporter, -ENOMEM);
+			return;
+		}
+		entry->helpers = helpers;
+		helpers[entry->helper_count++] = (struct helper){
+			.begin_ns = op->begin_ns,
+			.end_ns = op->end_ns,
+			.depth = op->depth,
+			.title = strdup(title),
+		};
+	}
+}
+
+static enum legion_prof_proc_kind proc_kind(int variant)
+{
+	switch (variant) {
+	case OPTRACE_VARIANT_OPENMP:
+		return LEGION_PROF_PROC_OPENMP;
+	case OPTRACE_VARIANT_GPU:
+		return LEGION_PROF_PROC_GPU;
+	default:
+		return LEGION_PROF_PROC_CPU;
+	}
+}
+
+static uint32_t task_id_of(struct process *process, uint64_t name, const char *text)
+{
+	uintptr_t id = (uintptr_t)idmap_get(&process->tasks, name, 0);
+
+	if (id)
+		return (uint32_t)id;
+	id = process->next_task_id++;
+	idmap_put(&process->tasks, name, 0, (void *)id);
+	legion_prof_task_kind(process->prof, (uint32_t)id, text);
+	return (uint32_t)id;
+}
+
+static void on_task_run(void *ctx, const struct profile *profile, const struct profile_run *run)
+{
+	struct exporter *exporter = ctx;
+	struct process *process = process_of(exporter, run->tgid, false);
+	struct worker *worker;
+	struct issuer *issuer = NULL;
+	struct legion_prof_task task = { 0 };
+	const struct profile_op *op = run->op;
+	char provenance_text[2048], point[16], task_number[24];
+	uint64_t provenance = 0;
+	int variant = run->variant >= 0 && run->variant < OPTRACE_VARIANT__COUNT ? run->variant : 0;
+	int err;
+
+	if (!process)
+		return;
+	worker = idmap_get(&process->workers, run->tid, 0);
+	if (!worker) {
+		worker = calloc(1, sizeof(*worker));
+		if (!worker || idmap_put(&process->workers, run->tid, 0, worker)) {
+			free(worker);
+			note_error(exporter, -ENOMEM);
+			return;
+		}
+		worker->variant = variant;
+		note_error(exporter, legion_prof_proc_desc(process->prof, proc_kind(variant), NULL,
+							   &worker->proc));
+	}
+	task.task_id = task_id_of(process, run->task_name,
+				  profile_string(profile, run->tgid, run->task_name));
+	task.variant_id = (uint32_t)variant + 1;
+	legion_prof_task_variant(process->prof, task.task_id, task.variant_id,
+				 optrace_variant_name(variant));
+	if (op)
+		issuer = idmap_get(&process->issuers, op->tid, 0);
+
+	snprintf(point, sizeof(point), "%u", run->point);
+	snprintf(task_number, sizeof(task_number), "%" PRIu64, run->task);
+	{
+		struct legion_prof_kv pairs[] = {
+			{ "op", profile_string(profile, run->tgid, run->op_name) },
+			{ "called", profile_string(profile, run->tgid, run->root_name) },
+			{ "mode", op && op->mode != PROFILE_MODE_UNSET ? optrace_mode_name(op->mode)
+								       : "unknown" },
+			{ "reason", op ? optrace_mode_reason_name(op->mode_reason) : "unknown" },
+			{ "fallback",
+			  op ? optrace_fallback_reason_name(op->fallback_reason) : "none" },
+			{ "site",
+			  op ? profile_string(profile, run->tgid, op->callsite) : "(unknown)" },
+			{ "variant", optrace_variant_name(variant) },
+			{ "point", point },
+			{ "task", task_number },
+		};
+
+		legion_prof_provenance_json(provenance_text, sizeof(provenance_text),
+					    profile_string(profile, run->tgid, run->op_name), pairs,
+					    sizeof(pairs) / sizeof(pairs[0]));
+	}
+	err = legion_prof_provenance(process->prof, provenance_text, &provenance);
+	err = err ?: legion_prof_new_op(process->prof, &task.op_id);
+	err = err
+		      ?: legion_prof_operation_instance(process->prof, task.op_id,
+							issuer ? issuer->op : LEGION_PROF_NO_PARENT,
+							LEGION_PROF_OP_KIND_TASK, provenance);
+	task.proc_id = worker->proc;
+	task.create = since_zero(exporter, run->launch_ns);
+	task.ready = task.create;
+	task.start = since_zero(exporter, run->begin_ns);
+	task.stop = since_zero(exporter, run->end_ns);
+	task.creator = 0;
+	err = err ?: legion_prof_task_info(process->prof, &task, NULL, 0);
+	note_error(exporter, err);
+}
+
+static void finish(struct exporter *exporter, uint64_t end_ns)
+{
+	for (size_t i = 0; i < exporter->process_count; i++) {
+		struct process *process = &exporter->processes[i];
+
+		for (size_t s = 0; s < process->issuers.capacity; s++) {
+			struct issuer *issuer = process->issuers.slots[s].value;
+
+			if (!issuer)
+				continue;
+			/* Every root op is done once the profile finished. */
+			flush_issuer(exporter, process, issuer);
+			for (size_t q = issuer->head; q < issuer->count; q++)
+				free_entry(issuer->queue[q]);
+			if (issuer->span)
+				legion_prof_span_end(issuer->span, since_zero(exporter, end_ns));
+			free(issuer->queue);
+			free(issuer);
+		}
+		for (size_t s = 0; s < process->workers.capacity; s++)
+			free(process->workers.slots[s].value);
+		if (process->prof)
+			note_error(exporter, legion_prof_close(process->prof));
+		idmap_free(&process->issuers);
+		idmap_free(&process->workers);
+		idmap_free(&process->tasks);
+		idmap_free(&process->roots);
+	}
+}
+
+static int export_one(const char *path, const struct legion_export_options *options)
+{
+	struct exporter exporter = { .options = options };
+	struct profile_consumer consumer = {
+		.ctx = &exporter,
+		.op_begin = on_op_begin,
+		.op_done = on_op_done,
+		.task_run = on_task_run,
+	};
+	struct replay replay = { 0 };
+	struct profile profile;
+	int err;
+
+	profile_init(&profile, &consumer);
+	err = scan(&exporter, path);
+	err = err ?: replay_open(&replay, path);
+	if (err)
+		goto cleanup;
+	exporter.header = replay.header;
+	if (!exporter.process_count) {
+		fprintf(stderr, "optrace: %s holds no operations or tasks\n", path);
+		err = -ENODATA;
+		goto cleanup;
+	}
+	assign_nodes(&exporter);
+	err = open_files(&exporter);
+	err = err ?: replay_run(&replay, &profile);
+	finish(&exporter, profile.stats.last_ns);
+	err = err ?: exporter.error;
+	if (err)
+		fprintf(stderr, "optrace: cannot write the Legion Prof logs: %s\n", strerror(-err));
+	else
+		fprintf(stderr,
+			"optrace: wrote %zu Legion Prof log%s in %s (open with: "
+			"legion_prof %s/prof_*.gz)\n",
+			exporter.process_count, exporter.process_count == 1 ? "" : "s",
+			options->directory, options->directory);
+
+cleanup:
+	profile_free(&profile);
+	replay_close(&replay);
+	free(exporter.processes);
+	idmap_free(&exporter.by_tgid);
+	return err;
+}
+
+int legion_export(char *const *paths, int path_count, const struct legion_export_options *options)
+{
+	if (path_count != 1) {
+		fprintf(stderr, "optrace: --legion exports one capture at a time (its processes "
+				"each get a file)\n");
+		return -EINVAL;
+	}
+	return export_one(paths[0], options);
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A capture's profile as Legion Prof logs, one prof_<node>.gz per traced
+ * process (docs/legion.md): each issuing thread is a processor holding one
+ * top-level task that spans the recording, each operation the user called
+ * a titled range on it (helpers nested with show_helpers), each task point
+ * a TaskInfo on its worker's CPU, OpenMP or GPU processor, with a
+ * provenance that says which operation launched it and how it ran.
+ */
+#ifndef OPTRACE_LEGION_EXPORT_H
+#define OPTRACE_LEGION_EXPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct legion_export_options {
+	const char *directory;
+	uint32_t version; /* 1008 or 1007 */
+	bool show_helpers;
+	bool python; /* issuing threads are Python processors, not CPU ones */
+};
+
+/* Writes the logs of the capture files; 0 or a negative errno, said on stderr. */
+int legion_export(char *const *paths, int path_count, const struct legion_export_options *options);
+
+#endif /* OPTRACE_LEGION_EXPORT_H */
