@@ -161,11 +161,20 @@ $(DEMO): $(DEMO_OBJS) $(DEMO_LIB) $(LIBOPTRACE) | $(BIN_DIR)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) -fopenmp -pthread -o $@ $(DEMO_OBJS) $(DEMO_LIB) $(LINK_OPTRACE) -lm
 
-# The main job: run the demo workload under `optrace stat` and print the
-# report (the demo's own ground truth goes to .output/demo-truth.txt).
+# The main job: record the demo workload with optrace, then write its report,
+# a Legion Prof profile and a Chrome trace into .output/demo-run/.
 DEMO_ARGS ?= --workload all --omp 1
+DEMO_RUN := $(OUTPUT)/demo-run
 demo: $(DEMO) $(OPTRACE)
-	$(Q)$(OPTRACE) stat --show-helpers -- $(DEMO) $(DEMO_ARGS) --truth $(OUTPUT)/demo-truth.txt
+	$(Q)mkdir -p $(DEMO_RUN)
+	$(Q)$(OPTRACE) record -o $(DEMO_RUN)/demo.capture -- \
+		$(DEMO) $(DEMO_ARGS) --truth $(DEMO_RUN)/truth.txt
+	$(Q)$(OPTRACE) report $(DEMO_RUN)/demo.capture | tee $(DEMO_RUN)/report.txt
+	$(Q)$(OPTRACE) export --legion -o $(DEMO_RUN)/legion $(DEMO_RUN)/demo.capture
+	$(Q)$(OPTRACE) export --chrome -o $(DEMO_RUN)/trace.json $(DEMO_RUN)/demo.capture
+	@echo "report: $(DEMO_RUN)/report.txt"
+	@echo "Legion Prof: legion_prof $(DEMO_RUN)/legion/prof_*.gz"
+	@echo "Chrome trace (open in ui.perfetto.dev): $(DEMO_RUN)/trace.json"
 
 # ---- tests -------------------------------------------------------------------
 
