@@ -229,6 +229,11 @@ $(OUTPUT)/bench/floor: bench/floor.c $(BPF_DIR)/floor.skel.h $(FLOOR_OBJS) | $(O
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(OPTRACE_CFLAGS) -o $@ $< $(FLOOR_OBJS) -lbpf -lelf -lz
 
+# Synthetic captures for the export benchmark.
+$(OUTPUT)/bench/gen_capture: bench/gen_capture.c $(OUTPUT)/userspace/capture.o | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(OPTRACE_CFLAGS) -o $@ $< $(OUTPUT)/userspace/capture.o -lz
+
 bench: $(BENCH_BINS)
 
 run-bench: $(BENCH_BINS) $(OPTRACE)

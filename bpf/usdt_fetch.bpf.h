@@ -11,6 +11,70 @@
 
 #include <bpf/usdt.bpf.h>
 
+/*
+ * The register at pt_regs offset reg_off, read from the context at a
+ * constant offset: the verifier allows that without a helper call, which
+ * bpf_probe_read_kernel() on a variable offset needs.
+ */
+static __always_inline int read_reg(struct pt_regs *ctx, short reg_off, unsigned long *value)
+{
+	switch (reg_off) {
+	case offsetof(struct pt_regs, ax):
+		*value = ctx->ax;
+		return 0;
+	case offsetof(struct pt_regs, bx):
+		*value = ctx->bx;
+		return 0;
+	case offsetof(struct pt_regs, cx):
+		*value = ctx->cx;
+		return 0;
+	case offsetof(struct pt_regs, dx):
+		*value = ctx->dx;
+		return 0;
+	case offsetof(struct pt_regs, si):
+		*value = ctx->si;
+		return 0;
+	case offsetof(struct pt_regs, di):
+		*value = ctx->di;
+		return 0;
+	case offsetof(struct pt_regs, bp):
+		*value = ctx->bp;
+		return 0;
+	case offsetof(struct pt_regs, sp):
+		*value = ctx->sp;
+		return 0;
+	case offsetof(struct pt_regs, r8):
+		*value = ctx->r8;
+		return 0;
+	case offsetof(struct pt_regs, r9):
+		*value = ctx->r9;
+		return 0;
+	case offsetof(struct pt_regs, r10):
+		*value = ctx->r10;
+		return 0;
+	case offsetof(struct pt_regs, r11):
+		*value = ctx->r11;
+		return 0;
+	case offsetof(struct pt_regs, r12):
+		*value = ctx->r12;
+		return 0;
+	case offsetof(struct pt_regs, r13):
+		*value = ctx->r13;
+		return 0;
+	case offsetof(struct pt_regs, r14):
+		*value = ctx->r14;
+		return 0;
+	case offsetof(struct pt_regs, r15):
+		*value = ctx->r15;
+		return 0;
+	case offsetof(struct pt_regs, ip):
+		*value = ctx->ip;
+		return 0;
+	default:
+		return bpf_probe_read_kernel(value, sizeof(*value), (void *)ctx + reg_off);
+	}
+}
+
 static __always_inline int usdt_fetch(struct pt_regs *ctx, __u64 *args, int count)
 {
 	struct __bpf_usdt_spec *spec;
@@ -31,13 +95,11 @@ static __always_inline int usdt_fetch(struct pt_regs *ctx, __u64 *args, int coun
 			value = arg->val_off;
 			break;
 		case BPF_USDT_ARG_REG:
-			if (bpf_probe_read_kernel(&value, sizeof(value),
-						  (void *)ctx + arg->reg_off))
+			if (read_reg(ctx, arg->reg_off, &value))
 				return -EFAULT;
 			break;
 		case BPF_USDT_ARG_REG_DEREF:
-			if (bpf_probe_read_kernel(&value, sizeof(value),
-						  (void *)ctx + arg->reg_off) ||
+			if (read_reg(ctx, arg->reg_off, &value) ||
 			    bpf_probe_read_user(&value, sizeof(value),
 						(void *)value + arg->val_off))
 				return -EFAULT;

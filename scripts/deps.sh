@@ -16,6 +16,7 @@ packages=(
 	systemtap-sdt-dev		# dtrace -h/-G and sys/sdt.h for the probes
 	check				# unit and integration tests
 	bpftrace			# cross-check of the probes in tests and benchmarks
+	bc time				# the benchmarks' arithmetic and peak memory
 )
 
 missing=()

@@ -1,16 +1,48 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
-#include <inttypes.h>
 #include <string.h>
 
 #include "chrome.h"
 #include "json.h"
 #include "title.h"
 
+/*
+ * Exports write hundreds of megabytes of these: plain puts and a hand-made
+ * integer format, not printf's parsing, per field.
+ */
+static void put(struct chrome_writer *writer, const char *text)
+{
+	fputs(text, writer->out);
+}
+
+static void put_u64(struct chrome_writer *writer, uint64_t value)
+{
+	char digits[24], *p = digits + sizeof(digits);
+
+	do {
+		*--p = (char)('0' + value % 10);
+		value /= 10;
+	} while (value);
+	fwrite(p, 1, (size_t)(digits + sizeof(digits) - p), writer->out);
+}
+
+/* ,"key":value */
+static void put_field(struct chrome_writer *writer, const char *key, uint64_t value)
+{
+	fputs(",\"", writer->out);
+	fputs(key, writer->out);
+	fputs("\":", writer->out);
+	put_u64(writer, value);
+}
+
 /* Microseconds with nanosecond precision. */
 static void write_us(struct chrome_writer *writer, const char *key, uint64_t ns)
 {
-	fprintf(writer->out, ",\"%s\":%" PRIu64 ".%03" PRIu64, key, ns / 1000, ns % 1000);
+	char fraction[5] = { '.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10),
+			     (char)('0' + ns % 10), 0 };
+
+	put_field(writer, key, ns / 1000);
+	put(writer, fraction);
 }
 
 /* A timestamp and a duration, relative to the capture's start. */
@@ -28,8 +60,11 @@ static void write_time(struct chrome_writer *writer, uint64_t ns)
 static void begin_event(struct chrome_writer *writer, const char *phase, uint32_t tgid,
 			uint32_t tid)
 {
-	fprintf(writer->out, "%s\n{\"ph\":\"%s\",\"pid\":%u,\"tid\":%u",
-		writer->events++ ? "," : "", phase, tgid, tid);
+	put(writer, writer->events++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
+	put(writer, phase);
+	put(writer, "\"");
+	put_field(writer, "pid", tgid);
+	put_field(writer, "tid", tid);
 }
 
 static void name_track(struct chrome_writer *writer, uint32_t tgid, uint32_t tid, const char *role)
@@ -55,8 +90,20 @@ static void name_track(struct chrome_writer *writer, uint32_t tgid, uint32_t tid
 static void write_string_arg(struct chrome_writer *writer, const struct profile *profile,
 			     uint32_t tgid, const char *key, uint64_t address)
 {
-	fprintf(writer->out, ",\"%s\":", key);
+	put(writer, ",\"");
+	put(writer, key);
+	put(writer, "\":");
 	json_string(writer->out, profile_string(profile, tgid, address));
+}
+
+/* ,"key":"name" for names of ours, which need no escaping. */
+static void write_name_arg(struct chrome_writer *writer, const char *key, const char *name)
+{
+	put(writer, ",\"");
+	put(writer, key);
+	put(writer, "\":\"");
+	put(writer, name);
+	put(writer, "\"");
 }
 
 static void on_op_done(void *ctx, const struct profile *profile, const struct profile_op *op)
@@ -72,56 +119,65 @@ static void on_op_done(void *ctx, const struct profile *profile, const struct pr
 	fputs(",\"cat\":\"op\",\"name\":", writer->out);
 	json_string(writer->out, title);
 	write_span(writer, op->begin_ns, op->end_ns);
-	fputs(",\"args\":{", writer->out);
-	fprintf(writer->out, "\"op\":%" PRIu64 ",\"depth\":%u", op->id, op->depth);
+	put(writer, ",\"args\":{\"op\":");
+	put_u64(writer, op->id);
+	put_field(writer, "depth", op->depth);
 	write_string_arg(writer, profile, op->tgid, "name", op->name);
-	fprintf(writer->out, ",\"mode\":\"%s\",\"reason\":\"%s\"",
-		op->mode == PROFILE_MODE_UNSET ? "unset" : optrace_mode_name(op->mode),
-		optrace_mode_reason_name(op->mode_reason));
+	write_name_arg(writer, "mode",
+		       op->mode == PROFILE_MODE_UNSET ? "unset" : optrace_mode_name(op->mode));
+	write_name_arg(writer, "reason", optrace_mode_reason_name(op->mode_reason));
 	if (op->fallback_reason != OPTRACE_FALLBACK_NONE) {
-		fprintf(writer->out, ",\"fallback\":\"%s\"",
-			optrace_fallback_reason_name(op->fallback_reason));
+		write_name_arg(writer, "fallback",
+			       optrace_fallback_reason_name(op->fallback_reason));
 		write_string_arg(writer, profile, op->tgid, "fallback_detail", op->fallback_detail);
 	}
 	write_string_arg(writer, profile, op->tgid, "callsite", op->callsite);
-	fprintf(writer->out, ",\"status\":\"%s\",\"self_ns\":%" PRIu64 "%s}}",
-		optrace_status_name(op->status),
-		op->end_ns - op->begin_ns > op->child_ns ? op->end_ns - op->begin_ns - op->child_ns
-							 : 0,
-		op->cut ? ",\"cut\":true" : "");
+	write_name_arg(writer, "status", optrace_status_name(op->status));
+	put_field(writer, "self_ns",
+		  op->end_ns - op->begin_ns > op->child_ns
+			  ? op->end_ns - op->begin_ns - op->child_ns
+			  : 0);
+	put(writer, op->cut ? ",\"cut\":true}}" : "}}");
 }
 
 static void on_task_run(void *ctx, const struct profile *profile, const struct profile_run *run)
 {
 	struct chrome_writer *writer = ctx;
-	char role[32];
 	uint64_t flow = ++writer->flow_ids;
 
-	snprintf(role, sizeof(role), "%s proc %u", variant_title(run->variant), run->processor);
-	name_track(writer, run->tgid, run->tid, role);
+	if (!idmap_get(&writer->threads_named, run->tgid, run->tid)) {
+		char role[32];
+
+		snprintf(role, sizeof(role), "%s proc %u", variant_title(run->variant),
+			 run->processor);
+		name_track(writer, run->tgid, run->tid, role);
+	}
 	begin_event(writer, "X", run->tgid, run->tid);
-	fputs(",\"cat\":\"task\",\"name\":", writer->out);
+	put(writer, ",\"cat\":\"task\",\"name\":");
 	json_string(writer->out, profile_string(profile, run->tgid, run->task_name));
 	write_span(writer, run->begin_ns, run->end_ns);
-	fprintf(writer->out,
-		",\"args\":{\"task\":%" PRIu64 ",\"point\":%u,\"variant\":\"%s\",\"processor\":%u",
-		run->task, run->point, optrace_variant_name(run->variant), run->processor);
+	put(writer, ",\"args\":{\"task\":");
+	put_u64(writer, run->task);
+	put_field(writer, "point", run->point);
+	write_name_arg(writer, "variant", optrace_variant_name(run->variant));
+	put_field(writer, "processor", run->processor);
 	write_string_arg(writer, profile, run->tgid, "op", run->op_name);
 	write_string_arg(writer, profile, run->tgid, "root_op", run->root_name);
-	fprintf(writer->out, "%s}}", run->cut ? ",\"cut\":true" : "");
+	put(writer, run->cut ? ",\"cut\":true}}" : "}}");
 
 	/* The flow from the launch, on the launching op's thread, to this point. */
 	if (!run->op)
 		return;
 	begin_event(writer, "s", run->tgid, run->op->tid);
-	fprintf(writer->out, ",\"cat\":\"launch\",\"name\":\"launch\",\"id\":%" PRIu64, flow);
+	put(writer, ",\"cat\":\"launch\",\"name\":\"launch\"");
+	put_field(writer, "id", flow);
 	write_time(writer, run->launch_ns);
-	fputs("}", writer->out);
+	put(writer, "}");
 	begin_event(writer, "f", run->tgid, run->tid);
-	fprintf(writer->out, ",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":%" PRIu64,
-		flow);
+	put(writer, ",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\"");
+	put_field(writer, "id", flow);
 	write_time(writer, run->begin_ns);
-	fputs("}", writer->out);
+	put(writer, "}");
 }
 
 static void on_wait(void *ctx, const struct profile *profile, const struct profile_wait *wait)
@@ -131,8 +187,9 @@ static void on_wait(void *ctx, const struct profile *profile, const struct profi
 	(void)profile;
 	name_track(writer, wait->tgid, wait->tid, "thread");
 	begin_event(writer, "X", wait->tgid, wait->tid);
-	fprintf(writer->out, ",\"cat\":\"wait\",\"name\":\"wait: %s\"",
-		optrace_wait_kind_name(wait->kind));
+	put(writer, ",\"cat\":\"wait\",\"name\":\"wait: ");
+	put(writer, optrace_wait_kind_name(wait->kind));
+	put(writer, "\"");
 	write_span(writer, wait->begin_ns, wait->end_ns);
 	fputs("}", writer->out);
 }

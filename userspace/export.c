@@ -5,6 +5,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <stdio_ext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,9 @@ static int export_chrome(void)
 		fprintf(stderr, "optrace: cannot create %s: %s\n", env.output, strerror(errno));
 		return -errno;
 	}
+	/* One thread writes: no stdio locks, and large writes. */
+	__fsetlocking(out, FSETLOCKING_BYCALLER);
+	setvbuf(out, NULL, _IOFBF, 1 << 20);
 	profile_init(&profile, NULL);
 	err = replay_open(&replay, env.paths[0]);
 	if (err)

@@ -36,14 +36,29 @@ int utf8_sequence_length(const unsigned char *s)
 	return length;
 }
 
+/* Printable ASCII that JSON takes as it is. */
+static int is_plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
+
 void json_string(FILE *out, const char *text)
 {
 	const unsigned char *s = (const unsigned char *)text;
 
 	fputc('"', out);
 	while (*s) {
-		int length = utf8_sequence_length(s);
+		const unsigned char *run = s;
+		int length;
 
+		/* Names are mostly plain: write them in one go. */
+		while (is_plain(*s))
+			s++;
+		if (s > run)
+			fwrite(run, 1, (size_t)(s - run), out);
+		if (!*s)
+			break;
+		length = utf8_sequence_length(s);
 		if (length == 0) {
 			fputs("\\ufffd", out);
 			s++;
