@@ -10,3 +10,15 @@ echo "== untraced probe calls (caller built normally: call through the PLT)"
 echo
 echo "== untraced probe calls (caller built with -fno-plt)"
 "$out/bench/probe_untraced-noplt"
+
+echo
+echo "== per probe hit, attached (needs root): floor, stat, record, bpftrace"
+if [ "$(id -u)" -eq 0 ]; then
+	bench/probe_overhead.sh "$out"
+else
+	echo "skipped: needs root"
+fi
+
+echo
+echo "== report and export speed on a synthetic capture of 10 M events"
+bench/export_speed.sh "$out"

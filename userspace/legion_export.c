@@ -55,7 +55,29 @@ struct worker {
 	int variant;
 };
 
+/*
+ * Task points of one kind of operation share one provenance: remembered by
+ * what it says, so that it is built and written once, not once per point.
+ */
+#define PROVENANCE_CACHE 256
+
+struct provenance_key {
+	uint64_t op_name;
+	uint64_t root_name;
+	uint64_t callsite;
+	int mode;
+	int reason;
+	int fallback;
+	int variant;
+};
+
+struct provenance_slot {
+	struct provenance_key key;
+	uint64_t id; /* 0: empty */
+};
+
 struct process {
+	struct provenance_slot provenances[PROVENANCE_CACHE];
 	uint32_t tgid;
 	int rank;
 	uint32_t node;
@@ -393,6 +415,60 @@ static uint32_t task_id_of(struct process *process, uint64_t name, const char *t
 	return (uint32_t)id;
 }
 
+static uint64_t hash_provenance(const struct provenance_key *key)
+{
+	uint64_t h = key->op_name * 31 + key->root_name;
+
+	h = h * 31 + key->callsite;
+	h = h * 31 + (uint64_t)(key->mode * 64 + key->reason * 8 + key->fallback);
+	h = h * 31 + (uint64_t)key->variant;
+	return (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL;
+}
+
+/* The provenance of a point: which operation launched it, how it ran. */
+static int provenance_of(struct process *process, const struct profile *profile,
+			 const struct profile_run *run, int variant, uint64_t *provenance)
+{
+	const struct profile_op *op = run->op;
+	struct provenance_key key = {
+		.op_name = run->op_name,
+		.root_name = run->root_name,
+		.callsite = op ? op->callsite : 0,
+		.mode = op ? op->mode : PROFILE_MODE_UNSET,
+		.reason = op ? op->mode_reason : 0,
+		.fallback = op ? op->fallback_reason : 0,
+		.variant = variant,
+	};
+	struct provenance_slot *slot =
+		&process->provenances[hash_provenance(&key) % PROVENANCE_CACHE];
+	const char *mode = key.mode == PROFILE_MODE_UNSET ? "unknown" : optrace_mode_name(key.mode);
+	struct legion_prof_kv pairs[] = {
+		{ "op", profile_string(profile, run->tgid, run->op_name) },
+		{ "called", profile_string(profile, run->tgid, run->root_name) },
+		{ "mode", op ? mode : "unknown" },
+		{ "reason", op ? optrace_mode_reason_name(key.reason) : "unknown" },
+		{ "fallback", optrace_fallback_reason_name(key.fallback) },
+		{ "site", profile_string(profile, run->tgid, key.callsite) },
+		{ "variant", optrace_variant_name(variant) },
+	};
+	char text[2048];
+	int err;
+
+	if (slot->id && !memcmp(&slot->key, &key, sizeof(key))) {
+		*provenance = slot->id;
+		return 0;
+	}
+	legion_prof_provenance_json(text, sizeof(text),
+				    profile_string(profile, run->tgid, run->op_name), pairs,
+				    sizeof(pairs) / sizeof(pairs[0]));
+	err = legion_prof_provenance(process->prof, text, provenance);
+	if (!err) {
+		slot->key = key;
+		slot->id = *provenance;
+	}
+	return err;
+}
+
 static void on_task_run(void *ctx, const struct profile *profile, const struct profile_run *run)
 {
 	struct exporter *exporter = ctx;
@@ -401,7 +477,6 @@ static void on_task_run(void *ctx, const struct profile *profile, const struct p
 	struct issuer *issuer = NULL;
 	struct legion_prof_task task = { 0 };
 	const struct profile_op *op = run->op;
-	char provenance_text[2048], point[16], task_number[24];
 	uint64_t provenance = 0;
 	int variant = run->variant >= 0 && run->variant < OPTRACE_VARIANT__COUNT ? run->variant : 0;
 	int err;
@@ -428,29 +503,7 @@ static void on_task_run(void *ctx, const struct profile *profile, const struct p
 	if (op)
 		issuer = idmap_get(&process->issuers, op->tid, 0);
 
-	snprintf(point, sizeof(point), "%u", run->point);
-	snprintf(task_number, sizeof(task_number), "%" PRIu64, run->task);
-	{
-		struct legion_prof_kv pairs[] = {
-			{ "op", profile_string(profile, run->tgid, run->op_name) },
-			{ "called", profile_string(profile, run->tgid, run->root_name) },
-			{ "mode", op && op->mode != PROFILE_MODE_UNSET ? optrace_mode_name(op->mode)
-								       : "unknown" },
-			{ "reason", op ? optrace_mode_reason_name(op->mode_reason) : "unknown" },
-			{ "fallback",
-			  op ? optrace_fallback_reason_name(op->fallback_reason) : "none" },
-			{ "site",
-			  op ? profile_string(profile, run->tgid, op->callsite) : "(unknown)" },
-			{ "variant", optrace_variant_name(variant) },
-			{ "point", point },
-			{ "task", task_number },
-		};
-
-		legion_prof_provenance_json(provenance_text, sizeof(provenance_text),
-					    profile_string(profile, run->tgid, run->op_name), pairs,
-					    sizeof(pairs) / sizeof(pairs[0]));
-	}
-	err = legion_prof_provenance(process->prof, provenance_text, &provenance);
+	err = provenance_of(process, profile, run, variant, &provenance);
 	err = err ?: legion_prof_new_op(process->prof, &task.op_id);
 	err = err
 		      ?: legion_prof_operation_instance(process->prof, task.op_id,

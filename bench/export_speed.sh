@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# Events per second and peak memory of optrace report and export on
+# synthetic captures of 1 M and 10 M events (bench/gen_capture.c): memory
+# must not grow with the capture's length. Budget: at least 5 M events/s.
+#
+# Usage: bench/export_speed.sh [OUTPUT_DIR]
+set -euo pipefail
+out=${1:-.output}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+printf '%-8s %-16s %10s %14s %12s\n' events command seconds "M events/s" "peak MiB"
+for events in 1000000 10000000; do
+	"$out/bench/gen_capture" "$work/capture" "$events"
+	for command in report "export --chrome" "export --legion"; do
+		case $command in
+		report) args=(report "$work/capture") ;;
+		"export --chrome") args=(export --chrome -o "$work/trace.json" "$work/capture") ;;
+		"export --legion") args=(export --legion -o "$work/legion" "$work/capture") ;;
+		esac
+		/usr/bin/time -f '%e %M' -o "$work/time" "$out/bin/optrace" "${args[@]}" \
+			>/dev/null 2>"$work/err"
+		read -r seconds kib <"$work/time"
+		printf '%-8s %-16s %10.2f %14.2f %12.1f\n' "$events" "$command" "$seconds" \
+			"$(echo "$events / $seconds / 1000000" | bc -l)" "$(echo "$kib / 1024" | bc -l)"
+		rm -rf "$work/trace.json" "$work/legion"
+	done
+done
