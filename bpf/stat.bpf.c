@@ -3,10 +3,9 @@
  * optrace stat: aggregates liboptrace's probes per process in the kernel.
  * Nothing leaves the kernel per event; userspace reads the maps.
  *
- * Per thread, a stack of open operations (in task storage, written in place,
- * freed by the kernel when the thread exits) gives each op_end its duration,
- * its self time and its key; the aggregates are per-CPU so that a hit
- * updates them without atomics.
+ * Per thread, a stack of open operations (written in place, never deleted
+ * per hit) gives each op_end its duration, its self time and its key; the
+ * aggregates are per-CPU so that a hit updates them without atomics.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -20,6 +19,7 @@
 #include "bits.bpf.h"
 #include "stat.h"
 
+#define MAX_THREADS 16384
 #define MAX_OPS 16384
 #define MAX_TASKS 65536
 
@@ -50,11 +50,15 @@ struct task_info {
 	__u64 root_name;
 };
 
-/* Per thread, on the task itself: found without a hash lookup, freed at exit. */
+/*
+ * Per thread. Task storage would free it at exit, but costs twice a hash
+ * lookup per hit here (measured: docs/bench.md); an LRU map drops threads
+ * that are gone when it needs room.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_THREADS);
+	__type(key, __u32);
 	__type(value, struct thread_state);
 } threads SEC(".maps");
 
@@ -114,7 +118,14 @@ struct {
 	__type(value, __u64);
 } losses SEC(".maps");
 
-/* A zeroed value too large for the BPF stack, to initialise map entries. */
+/* Zeroed values too large for the BPF stack, to initialise map entries. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct thread_state);
+} zero_thread SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -191,11 +202,14 @@ static __always_inline void record_latency(struct latency *stats, __u64 duration
 
 static __always_inline struct thread_state *current_thread(bool create)
 {
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct thread_state *state;
+	bool created;
 
-	state = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
-				     create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-	if (!state && create)
+	if (!create)
+		return bpf_map_lookup_elem(&threads, &tid);
+	state = lookup_or_init(&threads, &tid, &zero_thread, &created);
+	if (!state)
 		count_loss(STAT_LOSS_THREADS_FULL);
 	return state;
 }
