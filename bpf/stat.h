@@ -14,6 +14,7 @@ struct op_key {
 	__u64 name;	   /* address of the name in the process */
 	__u64 parent_name; /* the parent's, 0 at depth 0 or when it began untraced */
 	__u64 root_name;   /* the depth-0 operation's, 0 at depth 0 or when unknown */
+	__u64 callsite;	   /* 0 in the kernel; optrace report --by-site, --internal */
 	__u8 mode;	   /* enum optrace_mode, STAT_MODE_UNSET if never announced */
 	__u8 mode_reason;
 	__u8 fallback_reason;

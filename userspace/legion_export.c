@@ -96,6 +96,7 @@ struct exporter {
 	struct process *processes;
 	size_t process_count;
 	struct idmap by_tgid; /* tgid -> process index + 1 */
+	struct idmap ranks;   /* tgid -> the rank it announced + 1 */
 	int error;
 };
 
@@ -148,16 +149,29 @@ static int scan(struct exporter *exporter, const char *path)
 	}
 	while ((err = capture_next(reader, &record)) > 0) {
 		const struct record_event *event = record.data;
-		struct process *process;
+		int rank;
 
 		if (record.size < sizeof(*event) || event->type == RECORD_STRING)
 			continue;
-		process = process_of(exporter, event->tgid, event->type != RECORD_RT_INIT);
-		if (process && event->type == RECORD_RT_INIT)
-			process->rank = (int)(int64_t)event->args[1];
+		if (event->type != RECORD_RT_INIT) {
+			process_of(exporter, event->tgid, true);
+			continue;
+		}
+		/* A process announces its rank before its first operation. */
+		rank = (int)(int64_t)event->args[1];
+		if (rank < 0)
+			idmap_remove(&exporter->ranks, event->tgid, 0);
+		else if (idmap_put(&exporter->ranks, event->tgid, 0, (void *)((uintptr_t)rank + 1)))
+			break; /* err is 1: -ENOMEM below */
 	}
 	capture_reader_close(reader);
-	return err < 0 ? err : 0;
+	for (size_t i = 0; i < exporter->process_count; i++) {
+		struct process *process = &exporter->processes[i];
+		uintptr_t rank = (uintptr_t)idmap_get(&exporter->ranks, process->tgid, 0);
+
+		process->rank = rank ? (int)(rank - 1) : -1;
+	}
+	return err > 0 ? -ENOMEM : err;
 }
 
 /* Node = rank when the ranks are distinct and fit, else order of appearance. */
@@ -415,6 +429,20 @@ static uint32_t task_id_of(struct process *process, uint64_t name, const char *t
 	return (uint32_t)id;
 }
 
+/* TaskVariant once per (task, variant), before its first run. */
+static void declare_variant(struct process *process, uint32_t task_id, int variant)
+{
+	size_t bit = (size_t)task_id * OPTRACE_VARIANT__COUNT + (size_t)variant;
+	bool tracked = bit < sizeof(process->variants_declared) * 8;
+
+	if (tracked && process->variants_declared[bit / 8] & (1u << bit % 8))
+		return;
+	if (!legion_prof_task_variant(process->prof, task_id, (uint32_t)variant + 1,
+				      optrace_variant_name(variant)) &&
+	    tracked)
+		process->variants_declared[bit / 8] |= (uint8_t)(1u << bit % 8);
+}
+
 static uint64_t hash_provenance(const struct provenance_key *key)
 {
 	uint64_t h = key->op_name * 31 + key->root_name;
@@ -498,8 +526,7 @@ static void on_task_run(void *ctx, const struct profile *profile, const struct p
 	task.task_id = task_id_of(process, run->task_name,
 				  profile_string(profile, run->tgid, run->task_name));
 	task.variant_id = (uint32_t)variant + 1;
-	legion_prof_task_variant(process->prof, task.task_id, task.variant_id,
-				 optrace_variant_name(variant));
+	declare_variant(process, task.task_id, variant);
 	if (op)
 		issuer = idmap_get(&process->issuers, op->tid, 0);
 
@@ -592,6 +619,7 @@ cleanup:
 	replay_close(&replay);
 	free(exporter.processes);
 	idmap_free(&exporter.by_tgid);
+	idmap_free(&exporter.ranks);
 	return err;
 }
 

@@ -93,7 +93,11 @@ static void on_op_done(void *ctx, const struct profile *profile, const struct pr
 		.fallback_reason = (__u8)op->fallback_reason,
 		.status = (__u8)op->status,
 	};
-	struct op_row *row = FIND(builder, TABLE_OPS, ops, op_count, key);
+	struct op_row *row;
+
+	if (op->depth ? builder->internal : builder->by_site)
+		key.callsite = op->callsite;
+	row = FIND(builder, TABLE_OPS, ops, op_count, key);
 
 	(void)profile;
 	if (row)
@@ -162,9 +166,12 @@ static void on_wait(void *ctx, const struct profile *profile, const struct profi
 			       wait->end_ns - wait->begin_ns);
 }
 
-void report_builder_init(struct report_builder *builder, struct profile_consumer *consumer)
+void report_builder_init(struct report_builder *builder, struct profile_consumer *consumer,
+			 bool by_site, bool internal)
 {
 	memset(builder, 0, sizeof(*builder));
+	builder->by_site = by_site;
+	builder->internal = internal;
 	memset(consumer, 0, sizeof(*consumer));
 	consumer->ctx = builder;
 	consumer->op_done = on_op_done;

@@ -10,13 +10,16 @@
 #include "stat_model.h"
 
 struct report_builder {
+	bool by_site;  /* operations the user called, one row per call site */
+	bool internal; /* helpers too, one row per (library-internal) call site */
 	struct stat_snapshot snapshot;
 	struct idmap index; /* hash of a row's key -> row number + 1, per table */
 	int error;	    /* the first -ENOMEM */
 };
 
 /* A consumer that aggregates into builder->snapshot. */
-void report_builder_init(struct report_builder *builder, struct profile_consumer *consumer);
+void report_builder_init(struct report_builder *builder, struct profile_consumer *consumer,
+			 bool by_site, bool internal);
 
 /* After profile_finish(): copies the strings in; the snapshot is ready. */
 int report_builder_finish(struct report_builder *builder, const struct profile *profile);

@@ -20,6 +20,8 @@ static struct {
 	const char *path;
 	bool dump;
 	bool dump_records;
+	bool by_site;
+	bool internal;
 	struct stat_print_options print;
 } env;
 
@@ -39,12 +41,18 @@ enum {
 	OPT_JSON = 0x100,
 	OPT_SHOW_HELPERS,
 	OPT_DUMP,
+	OPT_BY_SITE,
+	OPT_INTERNAL,
 };
 
 static const struct argp_option options[] = {
 	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
 	  0 },
 	{ "json", OPT_JSON, NULL, 0, "Print JSON, as optrace stat --json does", 0 },
+	{ "by-site", OPT_BY_SITE, NULL, 0,
+	  "One row per call site of each operation the user called", 0 },
+	{ "internal", OPT_INTERNAL, NULL, 0,
+	  "With --show-helpers: helpers split by their library-internal call sites", 0 },
 	{ "dump", OPT_DUMP, "records", OPTION_ARG_OPTIONAL,
 	  "Print the file's header and chunks (=records: and every record) instead", 0 },
 	{},
@@ -58,6 +66,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_JSON:
 		env.print.json = true;
+		return 0;
+	case OPT_BY_SITE:
+		env.by_site = true;
+		return 0;
+	case OPT_INTERNAL:
+		env.internal = true;
+		env.print.show_helpers = true;
 		return 0;
 	case OPT_DUMP:
 		if (arg && strcmp(arg, "records"))
@@ -126,7 +141,7 @@ int cmd_report(int argc, char **argv)
 			fprintf(stderr, "optrace: cannot read %s: %s\n", env.path, strerror(-err));
 		return err ? 1 : 0;
 	}
-	report_builder_init(&builder, &consumer);
+	report_builder_init(&builder, &consumer, env.by_site, env.internal);
 	profile_init(&profile, &consumer);
 	err = replay_open(&replay, env.path) ?: replay_run(&replay, &profile);
 	if (err)

@@ -137,6 +137,7 @@ struct op_summary {
 	__u64 name;
 	__u64 parent_name;
 	__u64 root_name;
+	__u64 callsite;
 	__u32 depth;
 	struct latency latency;
 	__u64 modes[OPTRACE_MODE__COUNT + 1]; /* the last: never announced */
@@ -171,7 +172,8 @@ static size_t summarize_ops(const struct stat_snapshot *snapshot, __u32 tgid,
 			if (summaries[j].name == row->key.name &&
 			    summaries[j].depth == row->key.depth &&
 			    summaries[j].parent_name == row->key.parent_name &&
-			    summaries[j].root_name == row->key.root_name) {
+			    summaries[j].root_name == row->key.root_name &&
+			    summaries[j].callsite == row->key.callsite) {
 				s = &summaries[j];
 				break;
 			}
@@ -181,6 +183,7 @@ static size_t summarize_ops(const struct stat_snapshot *snapshot, __u32 tgid,
 			s->name = row->key.name;
 			s->parent_name = row->key.parent_name;
 			s->root_name = row->key.root_name;
+			s->callsite = row->key.callsite;
 			s->depth = row->key.depth;
 		}
 		latency_merge(&s->latency, &row->latency);
@@ -255,6 +258,14 @@ static void print_op_line(FILE *out, const struct stat_snapshot *snapshot, __u32
 	snprintf(column, sizeof(column), "%*s%s", indent * 2, "",
 		 printable(name, safe, sizeof(safe)));
 	format_modes(s, modes, sizeof(modes));
+	if (s->callsite) {
+		char site[STAT_NAME_LEN + 8], safe_site[STAT_NAME_LEN + 8];
+		size_t used = strlen(modes);
+
+		stat_string(snapshot, tgid, s->callsite, site, sizeof(site));
+		snprintf(modes + used, sizeof(modes) - used, "  @ %s",
+			 printable(site, safe_site, sizeof(safe_site)));
+	}
 	fprintf(out, "%-32s %8llu %8llu %8llu %8llu %8llu %6llu %11.3f %11.3f %10.1f %10.1f  %s\n",
 		column, (unsigned long long)s->latency.count,
 		(unsigned long long)s->modes[OPTRACE_MODE_EAGER],
@@ -450,6 +461,10 @@ static void print_ops_json(FILE *out, const struct stat_snapshot *snapshot, __u3
 		json_name(out, snapshot, tgid, s->parent_name);
 		fputs(",\"root\":", out);
 		json_name(out, snapshot, tgid, s->root_name);
+		if (s->callsite) {
+			fputs(",\"callsite\":", out);
+			json_name(out, snapshot, tgid, s->callsite);
+		}
 		fputc(',', out);
 		json_latency(out, &s->latency);
 		fprintf(out, ",\"errors\":%llu,\"modes\":[", (unsigned long long)s->errors);

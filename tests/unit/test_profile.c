@@ -6,6 +6,7 @@
 
 #include "testlib.h"
 #include "../../userspace/profile.h"
+#include "../../userspace/report.h"
 
 #define PID 100
 #define MAIN 100
@@ -260,6 +261,48 @@ START_TEST(test_many_ops_counted)
 }
 END_TEST
 
+/* The report's rows: by name, or by name and call site. */
+static size_t report_rows(bool by_site, bool internal, __u64 *sites)
+{
+	struct profile_consumer consumer;
+	struct report_builder builder;
+	size_t rows;
+
+	profile_free(&profile);
+	report_builder_init(&builder, &consumer, by_site, internal);
+	profile_init(&profile, &consumer);
+	strings();
+	feed(100, MAIN, RECORD_OP_BEGIN, 1, 0, 0, MEAN, SITE);
+	feed(110, MAIN, RECORD_OP_BEGIN, 2, 1, 1, SUM, DIVIDE);
+	feed(120, MAIN, RECORD_OP_END, 2, 0, 0, 0, 0);
+	feed(130, MAIN, RECORD_OP_END, 1, 0, 0, 0, 0);
+	feed(140, MAIN, RECORD_OP_BEGIN, 3, 0, 0, MEAN, REDUCE);
+	feed(150, MAIN, RECORD_OP_END, 3, 0, 0, 0, 0);
+	profile_finish(&profile);
+	ck_assert_int_eq(report_builder_finish(&builder, &profile), 0);
+	rows = builder.snapshot.op_count;
+	for (size_t i = 0; i < rows; i++)
+		sites[i] = builder.snapshot.ops[i].key.callsite;
+	ck_assert_int_eq(builder.snapshot.string_count, 5);
+	report_builder_free(&builder);
+	return rows;
+}
+
+START_TEST(test_report_groups_by_call_site)
+{
+	__u64 sites[8];
+
+	/* By name: mean (twice) and sum. */
+	ck_assert_uint_eq(report_rows(false, false, sites), 2);
+	ck_assert_uint_eq(sites[0] | sites[1], 0);
+	/* By site: mean at two sites; the helper still by name only. */
+	ck_assert_uint_eq(report_rows(true, false, sites), 3);
+	/* --internal: the helper's site too. */
+	ck_assert_uint_eq(report_rows(true, true, sites), 3);
+	ck_assert(sites[0] == DIVIDE || sites[1] == DIVIDE || sites[2] == DIVIDE);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("profile");
@@ -274,6 +317,7 @@ int main(void)
 	tcase_add_test(tc, test_attached_mid_operation);
 	tcase_add_test(tc, test_waits_and_bad_records);
 	tcase_add_test(tc, test_many_ops_counted);
+	tcase_add_test(tc, test_report_groups_by_call_site);
 	suite_add_tcase(suite, tc);
 
 	runner = srunner_create(suite);
