@@ -113,10 +113,11 @@ static void tracer_stop(struct tracer *tracer)
 /* A bpftrace map key "[a, b, c]" with numbers turned into ABI names. */
 static void add_map_line(struct counts *counts, const char *map, char *keys, long value)
 {
-	char *fields[4] = { 0 }, key[512];
+	char *fields[4] = { "", "", "", "" }, key[512], *field;
 	int n = 0;
 
-	for (char *field = strtok(keys, ","); field && n < 4; field = strtok(NULL, ","))
+	/* Keep empty fields: a name bpftrace could not read prints as "". */
+	while (n < 4 && (field = strsep(&keys, ",")))
 		fields[n++] = field + strspn(field, " ");
 	if (!strcmp(map, "op"))
 		snprintf(key, sizeof(key), "op %s %s", fields[0], fields[1]);

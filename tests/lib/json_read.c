@@ -31,10 +31,17 @@ static char *parse_string(struct parser *parser)
 	size_t length = 0;
 	char *out;
 
+	const char *end;
+
 	if (*parser->p != '"')
 		return NULL;
 	parser->p++;
-	out = malloc(strlen(parser->p) + 1);
+	/* As long as the string at most: up to its closing quote. */
+	for (end = parser->p; *end && *end != '"'; end++) {
+		if (*end == '\\' && end[1])
+			end++;
+	}
+	out = malloc((size_t)(end - parser->p) + 1);
 	if (!out)
 		return NULL;
 	while (*parser->p && *parser->p != '"') {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The Legion Prof writer against shared/legion/FORMAT.md: the preamble and
- * each record byte for byte, and whole profiles read back by a small reader
- * written here from FORMAT.md's layouts, which checks every rule of §3.4.
+ * each record byte for byte, and whole profiles read back by the independent
+ * reader of tests/lib/legion_read.c, written from FORMAT.md's layouts, which
+ * checks every rule of §3.4.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "legion_read.h"
 #include "testlib.h"
 #include "../../userspace/legion_prof.h"
 
@@ -26,69 +28,6 @@
 	"performed:timestamp_t:8}\n"
 #define NO_EVENT_GRAPH 0
 
-struct blob {
-	unsigned char *data;
-	size_t length;
-};
-
-static void blob_free(struct blob *blob)
-{
-	free(blob->data);
-	blob->data = NULL;
-	blob->length = 0;
-}
-
-/* Reads a whole file, through zlib when gzip is set. */
-static int slurp(const char *path, bool gzip, struct blob *blob)
-{
-	size_t capacity = 1 << 16;
-	gzFile gz = NULL;
-	FILE *file = NULL;
-	long n;
-
-	blob->length = 0;
-	blob->data = malloc(capacity);
-	if (gzip)
-		gz = gzopen(path, "rb");
-	else
-		file = fopen(path, "rb");
-	if (!blob->data || (!gz && !file))
-		goto fail;
-	for (;;) {
-		if (blob->length == capacity) {
-			unsigned char *bigger = realloc(blob->data, capacity * 2);
-
-			if (!bigger)
-				goto fail;
-			blob->data = bigger;
-			capacity *= 2;
-		}
-		if (gz)
-			n = gzread(gz, blob->data + blob->length,
-				   (unsigned int)(capacity - blob->length));
-		else
-			n = (long)fread(blob->data + blob->length, 1, capacity - blob->length,
-					file);
-		if (n < 0)
-			goto fail;
-		if (n == 0)
-			break;
-		blob->length += (size_t)n;
-	}
-	if (gz)
-		gzclose(gz);
-	if (file)
-		fclose(file);
-	return 0;
-fail:
-	if (gz)
-		gzclose(gz);
-	if (file)
-		fclose(file);
-	blob_free(blob);
-	return -1;
-}
-
 /* shared/legion/ beside the repository, found from the build directory. */
 static const char *shared_legion_file(const char *name)
 {
@@ -100,816 +39,13 @@ static const char *shared_legion_file(const char *name)
 	return path;
 }
 
-/* ---- an independent reader -------------------------------------------- */
-
-/* Well-formed UTF-8 by code point: what Rust's String::from_utf8 accepts. */
-static bool utf8_valid(const unsigned char *s, size_t length)
-{
-	size_t i = 0, n, k;
-	uint32_t cp;
-
-	while (i < length) {
-		if (s[i] < 0x80) {
-			i++;
-			continue;
-		}
-		if ((s[i] & 0xe0) == 0xc0)
-			n = 2, cp = s[i] & 0x1f;
-		else if ((s[i] & 0xf0) == 0xe0)
-			n = 3, cp = s[i] & 0x0f;
-		else if ((s[i] & 0xf8) == 0xf0)
-			n = 4, cp = s[i] & 0x07;
-		else
-			return false;
-		if (i + n > length)
-			return false;
-		for (k = 1; k < n; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i + k] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += n;
-	}
-	return true;
-}
-
-/* A strict JSON checker (serde_json's grammar), enough for provenances. */
-struct json_cursor {
-	const char *p;
-	int depth;
-};
-
-static void json_space(struct json_cursor *j)
-{
-	while (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')
-		j->p++;
-}
-
-static bool json_string_ok(struct json_cursor *j)
-{
-	if (*j->p++ != '"')
-		return false;
-	while (*j->p != '"') {
-		unsigned char c = (unsigned char)*j->p++;
-
-		if (c < 0x20)
-			return false; /* also the end of the text */
-		if (c != '\\')
-			continue;
-		c = (unsigned char)*j->p++;
-		if (c == 'u') {
-			for (int i = 0; i < 4; i++)
-				if (!strchr("0123456789abcdefABCDEF", *j->p) || !*j->p++)
-					return false;
-		} else if (!c || !strchr("\"\\/bfnrt", c)) {
-			return false;
-		}
-	}
-	j->p++;
-	return true;
-}
-
-static bool json_number_ok(struct json_cursor *j)
-{
-	const char *start;
-
-	if (*j->p == '-')
-		j->p++;
-	start = j->p;
-	while (*j->p >= '0' && *j->p <= '9')
-		j->p++;
-	if (j->p == start || (*start == '0' && j->p - start > 1))
-		return false;
-	if (*j->p == '.') {
-		start = ++j->p;
-		while (*j->p >= '0' && *j->p <= '9')
-			j->p++;
-		if (j->p == start)
-			return false;
-	}
-	if (*j->p == 'e' || *j->p == 'E') {
-		j->p++;
-		if (*j->p == '+' || *j->p == '-')
-			j->p++;
-		start = j->p;
-		while (*j->p >= '0' && *j->p <= '9')
-			j->p++;
-		if (j->p == start)
-			return false;
-	}
-	return true;
-}
-
-static bool json_value_ok(struct json_cursor *j);
-
-static bool json_members_ok(struct json_cursor *j, char close, bool keyed, size_t *count)
-{
-	*count = 0;
-	json_space(j);
-	if (*j->p == close) {
-		j->p++;
-		return true;
-	}
-	for (;;) {
-		json_space(j);
-		if (keyed) {
-			if (!json_string_ok(j))
-				return false;
-			json_space(j);
-			if (*j->p++ != ':')
-				return false;
-		}
-		if (!json_value_ok(j))
-			return false;
-		(*count)++;
-		json_space(j);
-		if (*j->p == close) {
-			j->p++;
-			return true;
-		}
-		if (*j->p++ != ',')
-			return false;
-	}
-}
-
-static bool json_value_ok(struct json_cursor *j)
-{
-	size_t count;
-	bool ok;
-
-	json_space(j);
-	if (*j->p == '"')
-		return json_string_ok(j);
-	if (*j->p == '{' || *j->p == '[') {
-		bool object = *j->p++ == '{';
-
-		if (++j->depth > 64)
-			return false;
-		ok = json_members_ok(j, object ? '}' : ']', object, &count);
-		j->depth--;
-		return ok;
-	}
-	if (!strncmp(j->p, "true", 4) || !strncmp(j->p, "null", 4)) {
-		j->p += 4;
-		return true;
-	}
-	if (!strncmp(j->p, "false", 5)) {
-		j->p += 5;
-		return true;
-	}
-	return json_number_ok(j);
-}
-
-/*
- * The provenance form the viewer splits (§2.6): ["human", {"k": "v", ...}].
- * Returns the number of members, or -1.
- */
-static int provenance_members(const char *text)
-{
-	struct json_cursor j = { text, 0 };
-	size_t count;
-
-	json_space(&j);
-	if (*j.p++ != '[')
-		return -1;
-	json_space(&j);
-	if (!json_string_ok(&j))
-		return -1;
-	json_space(&j);
-	if (*j.p++ != ',')
-		return -1;
-	json_space(&j);
-	if (*j.p++ != '{' || !json_members_ok(&j, '}', true, &count))
-		return -1;
-	json_space(&j);
-	if (*j.p++ != ']')
-		return -1;
-	json_space(&j);
-	return *j.p ? -1 : (int)count;
-}
-
-static bool looks_like_provenance_json(const char *text)
-{
-	size_t n = strlen(text);
-
-	return n >= 4 && !strncmp(text, "[\"", 2) && !strcmp(text + n - 2, "}]");
-}
-
-/*
- * Layouts of FORMAT.md §2 (binary order, after the 4-byte id): 1 = u8,
- * 4 = u32/i32, 8 = u64/i64, s = NUL-terminated UTF-8, u = u32 count + bytes.
- */
-enum record_kind {
-	MACHINE_DESC,
-	ZERO_TIME,
-	CALIBRATION_ERR,
-	MAX_DIM_DESC,
-	PROC_DESC,
-	MEM_DESC,
-	OP_DESC,
-	META_DESC,
-	TASK_KIND,
-	TASK_VARIANT,
-	PROVENANCE,
-	OPERATION_INSTANCE,
-	TASK_INFO,
-	GPU_TASK_INFO,
-	META_INFO,
-	TASK_WAIT_INFO,
-	APPLICATION_CALL_INFO,
-	RECORD_KINDS
-};
-
-static const struct layout {
-	const char *name;
-	const char *fields;
-} layouts[RECORD_KINDS] = {
-	[MACHINE_DESC] = { "MachineDesc", "444s84" },
-	[ZERO_TIME] = { "ZeroTime", "8" },
-	[CALIBRATION_ERR] = { "CalibrationErr", "8" },
-	[MAX_DIM_DESC] = { "MaxDimDesc", "4" },
-	[PROC_DESC] = { "ProcDesc", "84u" },
-	[MEM_DESC] = { "MemDesc", "848" },
-	[OP_DESC] = { "OpDesc", "4s" },
-	[META_DESC] = { "MetaDesc", "411s" },
-	[TASK_KIND] = { "TaskKind", "4s1" },
-	[TASK_VARIANT] = { "TaskVariant", "44s" },
-	[PROVENANCE] = { "Provenance", "8s" },
-	[OPERATION_INSTANCE] = { "OperationInstance", "8848" },
-	[TASK_INFO] = { "TaskInfo", "84488888888" },
-	[GPU_TASK_INFO] = { "GPUTaskInfo", "8448888888888" },
-	[META_INFO] = { "MetaInfo", "8488888888" },
-	[TASK_WAIT_INFO] = { "TaskWaitInfo", "8448888" },
-	[APPLICATION_CALL_INFO] = { "ApplicationCallInfo", "88888" },
-};
-
-/* Type spellings the reader knows (§1.1): anything else fails the header. */
-// clang-format off
-static const char *const known_types[] = {
-	"array", "BacktraceID", "bool", "DepPartOpKind", "IDType", "InstID", "MapperID",
-	"MappingCallKind", "maxdim", "MemID", "MemKind", "MessageKind", "point", "uuid",
-	"uuid_size", "ProcID", "ProcKind", "RuntimeCallKind", "string", "TaskID", "timestamp_t",
-	"unsigned", "unsigned long long", "long long", "UniqueID", "VariantID",
-};
-// clang-format on
-
-struct record {
-	enum record_kind kind;
-	uint64_t v[16]; /* fields in order; strings are in s[] */
-	const char *s[2];
-};
-
-struct run {
-	uint64_t op, proc, start, stop, fevent;
-	uint32_t task, variant;
-	bool gpu;
-};
-
-struct interval {
-	uint64_t start, stop, fevent, proc;
-	bool call;
-};
-
-enum key_list {
-	TASK_KINDS,
-	VARIANTS,
-	OP_KINDS,
-	META_KINDS,
-	PROVENANCES,
-	OP_INSTANCES,
-	FEVENTS,
-	USED_OP_KINDS,
-	USED_META_KINDS,
-	KEY_LISTS
-};
-
-/* What the reader collects, then checks once the file is read. */
-struct profile {
-	bool strict; /* files of this writer: sanitised strings, runs hold their waits */
-	uint32_t expect_version;
-	uint32_t ids[RECORD_KINDS];
-	bool declared[RECORD_KINDS];
-	size_t counts[RECORD_KINDS];
-	uint32_t node_id;
-	uint64_t procs[64 * 1024];
-	int proc_kinds[64 * 1024];
-	size_t proc_count;
-	uint64_t *keys[KEY_LISTS]; /* enum key_list */
-	size_t key_counts[KEY_LISTS], key_caps[KEY_LISTS];
-	struct run *runs;
-	size_t run_count, run_cap;
-	struct interval *intervals; /* calls and waits, by task fevent */
-	size_t interval_count, interval_cap;
-	char error[512];
-};
-
-static void key_push(struct profile *p, enum key_list list, uint64_t key)
-{
-	if (p->key_counts[list] == p->key_caps[list]) {
-		p->key_caps[list] = p->key_caps[list] ? 2 * p->key_caps[list] : 64;
-		p->keys[list] = realloc(p->keys[list], p->key_caps[list] * sizeof(uint64_t));
-		ck_assert_ptr_nonnull(p->keys[list]);
-	}
-	p->keys[list][p->key_counts[list]++] = key;
-}
-
-static bool key_has(const struct profile *p, enum key_list list, uint64_t key)
-{
-	for (size_t i = 0; i < p->key_counts[list]; i++)
-		if (p->keys[list][i] == key)
-			return true;
-	return false;
-}
-
-static int compare_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Number of distinct keys; sets *duplicate when one appears twice. */
-static size_t key_distinct(struct profile *p, enum key_list list, bool *duplicate)
-{
-	size_t distinct = 0, i;
-
-	*duplicate = false;
-	if (!p->key_counts[list])
-		return 0;
-	qsort(p->keys[list], p->key_counts[list], sizeof(uint64_t), compare_u64);
-	for (i = 0; i < p->key_counts[list]; i++) {
-		if (i && p->keys[list][i] == p->keys[list][i - 1])
-			*duplicate = true;
-		else
-			distinct++;
-	}
-	return distinct;
-}
-
-static void profile_free(struct profile *p)
-{
-	for (int i = 0; i < KEY_LISTS; i++)
-		free(p->keys[i]);
-	free(p->runs);
-	free(p->intervals);
-	free(p);
-}
-
-#define FAIL(p, ...)                                                           \
-	do {                                                                   \
-		if (!(p)->error[0])                                            \
-			snprintf((p)->error, sizeof((p)->error), __VA_ARGS__); \
-		return false;                                                  \
-	} while (0)
-
-/* §1.1: "Name {id:N, field:type:size, ...}" with known types. */
-static bool parse_header_line(struct profile *p, const char *line, size_t length)
-{
-	char text[1024], name[128], *field, *save = NULL;
-	unsigned int id;
-	int used = 0;
-	size_t i;
-
-	if (length >= sizeof(text))
-		FAIL(p, "header line too long");
-	memcpy(text, line, length);
-	text[length] = '\0';
-	if (sscanf(text, "%127[A-Za-z0-9_] {id:%u%n", name, &id, &used) != 2)
-		FAIL(p, "bad header line: %.200s", text);
-	if (strncmp(text + used, ", ", 2) || text[length - 1] != '}')
-		FAIL(p, "header line without fields: %.200s", text);
-	text[length - 1] = '\0';
-	for (field = strtok_r(text + used + 2, ",", &save); field;
-	     field = strtok_r(NULL, ",", &save)) {
-		char *type, *size;
-		bool known = false;
-
-		if (field != text + used + 2 && *field++ != ' ')
-			FAIL(p, "separator is not \", \" in %s", name);
-		type = strchr(field, ':');
-		size = type ? strrchr(type + 1, ':') : NULL;
-		if (!type || !size || type == field ||
-		    strspn(field,
-			   "abcdefghijklmnopqrstuvwxyz"
-			   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != (size_t)(type - field))
-			FAIL(p, "bad field in %s", name);
-		*size = '\0';
-		for (i = 0; i < sizeof(known_types) / sizeof(known_types[0]); i++)
-			known = known || !strcmp(type + 1, known_types[i]);
-		if (!known)
-			FAIL(p, "unknown type %s in %s", type + 1, name);
-	}
-	for (i = 0; i < RECORD_KINDS; i++) {
-		if (strcmp(layouts[i].name, name))
-			continue;
-		p->ids[i] = id;
-		p->declared[i] = true;
-	}
-	return true;
-}
-
-/* The preamble: its first line, record lines, and the empty line (§1.1). */
-static bool parse_preamble(struct profile *p, const struct blob *file, size_t *offset)
-{
-	static const char first[] = "FileType: BinaryLegionProf v: 1.0\n";
-	const char *text = (const char *)file->data, *end = text + file->length, *line, *nl;
-	size_t lines = 0;
-
-	if (file->length < sizeof(first) - 1 || memcmp(text, first, sizeof(first) - 1))
-		FAIL(p, "no FileType line");
-	for (line = text + sizeof(first) - 1; line < end; line = nl + 1) {
-		nl = memchr(line, '\n', (size_t)(end - line));
-		if (!nl)
-			FAIL(p, "preamble does not end");
-		if (nl == line) {
-			if (!lines)
-				FAIL(p, "no record lines");
-			*offset = (size_t)(nl + 1 - text);
-			return true;
-		}
-		if (!parse_header_line(p, line, (size_t)(nl - line)))
-			return false;
-		lines++;
-	}
-	FAIL(p, "preamble does not end");
-}
-
-static bool take(struct profile *p, const struct blob *file, size_t *offset, size_t n,
-		 uint64_t *value)
-{
-	*value = 0;
-	if (file->length - *offset < n)
-		FAIL(p, "truncated record at %zu", *offset);
-	for (size_t i = 0; i < n; i++)
-		*value |= (uint64_t)file->data[*offset + i] << 8 * i;
-	*offset += n;
-	return true;
-}
-
-/* A string field: NUL inside the file, valid UTF-8, and in strict mode sanitised. */
-static bool take_string(struct profile *p, const struct blob *file, size_t *offset, const char **s)
-{
-	const unsigned char *start = file->data + *offset;
-	const unsigned char *nul = memchr(start, 0, file->length - *offset);
-	size_t length;
-
-	if (!nul)
-		FAIL(p, "unterminated string at %zu", *offset);
-	length = (size_t)(nul - start);
-	if (!utf8_valid(start, length))
-		FAIL(p, "invalid UTF-8 at %zu", *offset);
-	if (p->strict) {
-		if (length > LEGION_PROF_STRING_MAX)
-			FAIL(p, "string of %zu bytes at %zu", length, *offset);
-		for (size_t i = 0; i < length; i++)
-			if (start[i] < 0x20 || start[i] == 0x7f || start[i] == '$')
-				FAIL(p, "forbidden byte 0x%02x at %zu", start[i], *offset + i);
-	}
-	*s = (const char *)start;
-	*offset += length + 1;
-	return true;
-}
-
-static bool read_record(struct profile *p, const struct blob *file, size_t *offset,
-			struct record *r)
-{
-	uint64_t id, count;
-	size_t i, field = 0, strings = 0;
-	int kind = -1;
-
-	if (!take(p, file, offset, 4, &id))
-		return false;
-	for (i = 0; i < RECORD_KINDS; i++)
-		if (p->declared[i] && p->ids[i] == id)
-			kind = (int)i;
-	if (kind < 0)
-		FAIL(p, "record id %llu not declared (or no layout here)", (unsigned long long)id);
-	r->kind = (enum record_kind)kind;
-	for (const char *f = layouts[kind].fields; *f; f++, field++) {
-		if (*f == 's') {
-			if (!take_string(p, file, offset, &r->s[strings++]))
-				return false;
-			r->v[field] = strings - 1;
-		} else if (*f == 'u') {
-			if (!take(p, file, offset, 4, &count) || file->length - *offset < count)
-				FAIL(p, "truncated uuid");
-			*offset += count;
-			r->v[field] = count;
-		} else if (!take(p, file, offset, (size_t)(*f - '0'), &r->v[field])) {
-			return false;
-		}
-	}
-	p->counts[kind]++;
-	return true;
-}
-
-static bool check_event(struct profile *p, uint64_t event, bool required)
-{
-	if (!event && required)
-		FAIL(p, "event 0 where one is required");
-	if (event && (event >> 60) != 8)
-		FAIL(p, "event 0x%llx is not an event id", (unsigned long long)event);
-	return true;
-}
-
-static bool check_time(struct profile *p, uint64_t t)
-{
-	if (t > (uint64_t)INT64_MAX)
-		FAIL(p, "timestamp above INT64_MAX");
-	return true;
-}
-
-static bool check_ordered(struct profile *p, const uint64_t *t, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (!check_time(p, t[i]))
-			return false;
-		if (i && t[i - 1] > t[i])
-			FAIL(p, "timestamps out of order (%llu > %llu)",
-			     (unsigned long long)t[i - 1], (unsigned long long)t[i]);
-	}
-	return true;
-}
-
-static void push_run(struct profile *p, const struct run *run)
-{
-	if (p->run_count == p->run_cap) {
-		p->run_cap = p->run_cap ? 2 * p->run_cap : 64;
-		p->runs = realloc(p->runs, p->run_cap * sizeof(*p->runs));
-		ck_assert_ptr_nonnull(p->runs);
-	}
-	p->runs[p->run_count++] = *run;
-}
-
-static void push_interval(struct profile *p, const struct interval *interval)
-{
-	if (p->interval_count == p->interval_cap) {
-		p->interval_cap = p->interval_cap ? 2 * p->interval_cap : 64;
-		p->intervals = realloc(p->intervals, p->interval_cap * sizeof(*p->intervals));
-		ck_assert_ptr_nonnull(p->intervals);
-	}
-	p->intervals[p->interval_count++] = *interval;
-}
-
-static const struct run *find_run_by_op(const struct profile *p, uint64_t op)
-{
-	for (size_t i = 0; i < p->run_count; i++)
-		if (p->runs[i].op == op)
-			return &p->runs[i];
-	return NULL;
-}
-
-static const struct run *find_run_by_fevent(const struct profile *p, uint64_t fevent)
-{
-	for (size_t i = 0; i < p->run_count; i++)
-		if (p->runs[i].fevent == fevent)
-			return &p->runs[i];
-	return NULL;
-}
-
-/* TaskInfo, GPUTaskInfo, MetaInfo: ids, order of times, the fevent. */
-static bool check_run(struct profile *p, const struct record *r)
-{
-	struct run run = { 0 };
-	const uint64_t *t;
-	size_t times;
-
-	if (r->kind == META_INFO) {
-		run = (struct run){ .op = r->v[0], .proc = r->v[2], .fevent = r->v[9] };
-		t = &r->v[3];
-		times = 4;
-		key_push(p, USED_META_KINDS, r->v[1]); /* checked against MetaDesc at the end */
-		if (!check_event(p, r->v[7], false))
-			return false;
-	} else {
-		run = (struct run){ .op = r->v[0],
-				    .task = (uint32_t)r->v[1],
-				    .variant = (uint32_t)r->v[2],
-				    .proc = r->v[3],
-				    .gpu = r->kind == GPU_TASK_INFO };
-		t = &r->v[4];
-		times = 4;
-		run.fevent = r->v[run.gpu ? 12 : 10];
-		if (!check_event(p, r->v[run.gpu ? 10 : 8], false))
-			return false;
-		if (run.gpu && (!check_ordered(p, &r->v[8], 2)))
-			return false;
-		if (run.op == UINT64_MAX)
-			FAIL(p, "task op id UINT64_MAX");
-		if (find_run_by_op(p, run.op))
-			FAIL(p, "two task records for op %llu", (unsigned long long)run.op);
-	}
-	if (!check_ordered(p, t, times) || !check_event(p, run.fevent, true))
-		return false;
-	run.start = t[2];
-	run.stop = t[3];
-	key_push(p, FEVENTS, run.fevent);
-	if (r->kind != META_INFO)
-		push_run(p, &run);
-	else
-		push_run(p, &(struct run){ .op = UINT64_MAX,
-					   .proc = run.proc,
-					   .start = run.start,
-					   .stop = run.stop,
-					   .fevent = run.fevent,
-					   .task = UINT32_MAX });
-	return true;
-}
-
-static bool check_wait(struct profile *p, const struct record *r)
-{
-	const struct run *run = find_run_by_op(p, r->v[0]);
-
-	if (!run)
-		FAIL(p, "TaskWaitInfo before its TaskInfo");
-	if (!check_ordered(p, &r->v[3], 3) || !check_event(p, r->v[6], true))
-		return false;
-	if (p->strict && (r->v[3] < run->start || r->v[5] > run->stop))
-		FAIL(p, "wait outside its task's run");
-	push_interval(p, &(struct interval){ r->v[3], r->v[5], run->fevent, run->proc, false });
-	return true;
-}
-
-static bool check_record(struct profile *p, const struct record *r)
-{
-	switch (r->kind) {
-	case MACHINE_DESC:
-		if (r->v[2] != p->expect_version)
-			FAIL(p, "MachineDesc version %llu", (unsigned long long)r->v[2]);
-		if (r->v[0] >= r->v[1])
-			FAIL(p, "node_id %llu of %llu nodes", (unsigned long long)r->v[0],
-			     (unsigned long long)r->v[1]);
-		p->node_id = (uint32_t)r->v[0];
-		return true;
-	case PROC_DESC:
-		if ((int32_t)r->v[1] < 1 || (int32_t)r->v[1] > 8)
-			FAIL(p, "bad processor kind %lld", (long long)(int32_t)r->v[1]);
-		if (r->v[0] >> 56 != 0x1d)
-			FAIL(p, "proc id 0x%llx", (unsigned long long)r->v[0]);
-		ck_assert_uint_lt(p->proc_count, 64 * 1024);
-		p->proc_kinds[p->proc_count] = (int32_t)r->v[1];
-		p->procs[p->proc_count++] = r->v[0];
-		return true;
-	case OP_DESC:
-		key_push(p, OP_KINDS, r->v[0]);
-		return true;
-	case META_DESC:
-		key_push(p, META_KINDS, r->v[0]);
-		return true;
-	case TASK_KIND:
-		key_push(p, TASK_KINDS, r->v[0]);
-		return true;
-	case TASK_VARIANT:
-		key_push(p, VARIANTS, r->v[0] << 32 | r->v[1]);
-		return true;
-	case PROVENANCE:
-		if (!r->v[0])
-			FAIL(p, "provenance id 0");
-		/* other text is shown verbatim (§2.6); the JSON form must parse */
-		if (p->strict && looks_like_provenance_json(r->s[0]) &&
-		    provenance_members(r->s[0]) < 0)
-			FAIL(p, "provenance is not [\"human\", {...}] JSON: %.200s", r->s[0]);
-		key_push(p, PROVENANCES, r->v[0]);
-		return true;
-	case OPERATION_INSTANCE:
-		if (r->v[0] == UINT64_MAX)
-			FAIL(p, "OperationInstance op id UINT64_MAX");
-		key_push(p, OP_INSTANCES, r->v[0]);
-		key_push(p, USED_OP_KINDS, r->v[2]);
-		if (r->v[3] && p->strict && !key_has(p, PROVENANCES, r->v[3]))
-			FAIL(p, "OperationInstance provenance %llu unknown",
-			     (unsigned long long)r->v[3]);
-		return true;
-	case TASK_INFO:
-	case GPU_TASK_INFO:
-	case META_INFO:
-		return check_run(p, r);
-	case TASK_WAIT_INFO:
-		return check_wait(p, r);
-	case APPLICATION_CALL_INFO:
-		if (!key_has(p, PROVENANCES, r->v[0]))
-			FAIL(p, "ApplicationCallInfo before its Provenance");
-		if (!check_ordered(p, &r->v[1], 2) || !check_event(p, r->v[4], true))
-			return false;
-		push_interval(p, &(struct interval){ r->v[1], r->v[2], r->v[4], r->v[3], true });
-		return true;
-	default:
-		return true;
-	}
-}
-
-static int proc_kind_of(const struct profile *p, uint64_t proc)
-{
-	for (size_t i = 0; i < p->proc_count; i++)
-		if (p->procs[i] == proc)
-			return p->proc_kinds[i];
-	return 0;
-}
-
-/* Calls (and waits) on one task: inside its run, nested or disjoint (state.rs:823/851). */
-static bool check_intervals(struct profile *p)
-{
-	for (size_t i = 0; i < p->interval_count; i++) {
-		const struct interval *a = &p->intervals[i];
-		const struct run *run = find_run_by_fevent(p, a->fevent);
-
-		if (!run || run->proc != a->proc)
-			FAIL(p, "range without its task on the same processor");
-		if (a->call && (a->start < run->start || a->stop > run->stop))
-			FAIL(p, "range [%llu, %llu] outside its task [%llu, %llu]",
-			     (unsigned long long)a->start, (unsigned long long)a->stop,
-			     (unsigned long long)run->start, (unsigned long long)run->stop);
-		for (size_t k = 0; k < p->interval_count; k++) {
-			const struct interval *b = &p->intervals[k];
-
-			if (k == i || b->fevent != a->fevent || !(a->call || b->call))
-				continue;
-			if (a->stop <= b->start || b->stop <= a->start)
-				continue;
-			if ((a->start <= b->start && b->stop <= a->stop) ||
-			    (b->start <= a->start && a->stop <= b->stop))
-				continue;
-			FAIL(p, "ranges [%llu, %llu] and [%llu, %llu] overlap partially",
-			     (unsigned long long)a->start, (unsigned long long)a->stop,
-			     (unsigned long long)b->start, (unsigned long long)b->stop);
-		}
-	}
-	return true;
-}
-
-/* The rules that need the whole file: §2.3-2.7, §3.4. */
-static bool check_whole(struct profile *p)
-{
-	size_t colourable, i;
-	bool duplicate;
-
-	for (i = 0; i < p->run_count; i++) {
-		const struct run *run = &p->runs[i];
-		int kind = proc_kind_of(p, run->proc);
-
-		if (!kind)
-			FAIL(p, "processor 0x%llx without ProcDesc", (unsigned long long)run->proc);
-		if (run->gpu && kind != 1)
-			FAIL(p, "GPUTaskInfo on a processor of kind %d", kind);
-		if (run->task == UINT32_MAX)
-			continue; /* a meta-task */
-		if (!key_has(p, TASK_KINDS, run->task) ||
-		    !key_has(p, VARIANTS, (uint64_t)run->task << 32 | run->variant))
-			FAIL(p, "task %u variant %u without TaskKind/TaskVariant", run->task,
-			     run->variant);
-	}
-	for (i = 0; i < p->key_counts[USED_META_KINDS]; i++)
-		if (!key_has(p, META_KINDS, p->keys[USED_META_KINDS][i]))
-			FAIL(p, "MetaInfo kind without MetaDesc");
-	for (i = 0; i < p->key_counts[USED_OP_KINDS]; i++)
-		if (!key_has(p, OP_KINDS, p->keys[USED_OP_KINDS][i]))
-			FAIL(p, "OperationInstance kind without OpDesc");
-	key_distinct(p, FEVENTS, &duplicate);
-	if (duplicate)
-		FAIL(p, "duplicate fevent");
-	key_distinct(p, OP_INSTANCES, &duplicate);
-	if (duplicate)
-		FAIL(p, "duplicate OperationInstance op id");
-	colourable = key_distinct(p, VARIANTS, &duplicate) + key_distinct(p, OP_KINDS, &duplicate) +
-		     key_distinct(p, META_KINDS, &duplicate) +
-		     key_distinct(p, PROVENANCES, &duplicate);
-	if (colourable < 2)
-		FAIL(p, "%zu colourable descriptors", colourable);
-	return check_intervals(p);
-}
-
-/*
- * Reads a whole profile and checks it. Returns the profile (free with
- * profile_free()); its error is empty when every rule holds.
- */
-static struct profile *read_profile(const struct blob *file, uint32_t version, bool strict)
-{
-	struct profile *p = calloc(1, sizeof(*p));
-	struct record r;
-	size_t offset = 0;
-
-	ck_assert_ptr_nonnull(p);
-	p->strict = strict;
-	p->expect_version = version;
-	if (!parse_preamble(p, file, &offset))
-		return p;
-	while (offset < file->length) {
-		memset(&r, 0, sizeof(r));
-		if (!read_record(p, file, &offset, &r) || !check_record(p, &r))
-			return p;
-	}
-	check_whole(p);
-	return p;
-}
-
-#define ck_assert_valid(file, version, strict)                                              \
-	do {                                                                                \
-		struct profile *checked_ = read_profile(file, version, strict);             \
-		ck_assert_msg(!checked_->error[0], "invalid profile: %s", checked_->error); \
-		profile_free(checked_);                                                     \
+/* The file passes every rule of the test reader. */
+#define ck_assert_valid(file, version, strict)                                            \
+	do {                                                                              \
+		struct legion_check *checked_ = legion_check_read(file, version, strict); \
+		ck_assert_msg(!legion_check_error(checked_)[0], "invalid profile: %s",    \
+			      legion_check_error(checked_));                              \
+		legion_check_free(checked_);                                              \
 	} while (0)
 
 /* ---- writing ------------------------------------------------------------- */
@@ -1070,7 +206,7 @@ static void write_small_profile(struct legion_prof *prof, const struct profile_s
 
 /* Writes the small profile with s to path and reads the file back. */
 static void small_profile_file(const char *path, const struct profile_strings *s, bool raw,
-			       uint32_t version, struct blob *file)
+			       uint32_t version, struct legion_blob *file)
 {
 	struct legion_prof_options options = fixed_options;
 	struct legion_prof *prof;
@@ -1081,7 +217,7 @@ static void small_profile_file(const char *path, const struct profile_strings *s
 	ck_assert_int_eq(legion_prof_open(&prof, path, &options), 0);
 	write_small_profile(prof, s);
 	ck_assert_int_eq(legion_prof_close(prof), 0);
-	ck_assert_int_eq(slurp(path, !raw, file), 0);
+	ck_assert_int_eq(legion_blob_read(path, !raw, file), 0);
 }
 
 /* ---- tests ------------------------------------------------------------ */
@@ -1090,24 +226,24 @@ START_TEST(test_preamble_1008_is_legions)
 {
 	const char *reference = shared_legion_file("preamble_v1008.txt");
 	struct scratch scratch = { 0 };
-	struct blob file, expected;
+	struct legion_blob file, expected;
 	struct legion_prof *prof;
 	const char *path = scratch_path(&scratch, "prof_0.gz");
 
 	ck_assert_int_eq(legion_prof_open(&prof, path, &fixed_options), 0);
 	ck_assert_int_eq(legion_prof_close(prof), 0);
-	ck_assert_int_eq(slurp(path, false, &file), 0);
+	ck_assert_int_eq(legion_blob_read(path, false, &file), 0);
 	ck_assert_uint_gt(file.length, PREAMBLE_1008_SIZE + 4);
 	/* the whole preamble, and the first record (MachineDesc, id 10) right after */
 	ck_assert_uint_eq(crc32(0, file.data, PREAMBLE_1008_SIZE), PREAMBLE_1008_CRC32);
 	ck_assert_mem_eq(file.data + PREAMBLE_1008_SIZE, "\x0a\0\0\0", 4);
-	if (!slurp(reference, false, &expected)) {
+	if (!legion_blob_read(reference, false, &expected)) {
 		ck_assert_uint_eq(expected.length, PREAMBLE_1008_SIZE);
 		ck_assert_mem_eq(file.data, expected.data, expected.length);
-		blob_free(&expected);
+		legion_blob_free(&expected);
 	}
 	ck_assert_valid(&file, LEGION_PROF_VERSION, true);
-	blob_free(&file);
+	legion_blob_free(&file);
 	scratch_free(&scratch);
 }
 END_TEST
@@ -1309,7 +445,7 @@ static void write_known_records(struct legion_prof *prof)
 	ck_assert_int_eq(legion_prof_span_end(span, 5000), 0);
 }
 
-static void check_known_body(const struct blob *file, size_t preamble_size)
+static void check_known_body(const struct legion_blob *file, size_t preamble_size)
 {
 	size_t header = sizeof(expected_header_records);
 
@@ -1325,17 +461,17 @@ START_TEST(test_records_byte_for_byte)
 	struct scratch scratch = { 0 };
 	const char *path = scratch_path(&scratch, "known");
 	struct legion_prof *prof;
-	struct blob file;
+	struct legion_blob file;
 
 	ck_assert_int_eq(legion_prof_open(&prof, path, &fixed_options), 0);
 	write_known_records(prof);
 	ck_assert_int_eq(legion_prof_close(prof), 0);
-	ck_assert_int_eq(slurp(path, false, &file), 0);
+	ck_assert_int_eq(legion_blob_read(path, false, &file), 0);
 	ck_assert_mem_eq(file.data + PREAMBLE_1008_SIZE, expected_header_records,
 			 sizeof(expected_header_records));
 	check_known_body(&file, PREAMBLE_1008_SIZE);
 	ck_assert_valid(&file, LEGION_PROF_VERSION, true);
-	blob_free(&file);
+	legion_blob_free(&file);
 	scratch_free(&scratch);
 }
 END_TEST
@@ -1346,7 +482,7 @@ START_TEST(test_version_1007)
 	size_t line = strlen(REDISTRICT_LINE), at;
 	struct scratch scratch = { 0 };
 	const char *path = scratch_path(&scratch, "v1007");
-	struct blob file, file_1008;
+	struct legion_blob file, file_1008;
 	struct legion_prof *prof;
 	char *found;
 
@@ -1354,13 +490,13 @@ START_TEST(test_version_1007)
 	ck_assert_int_eq(legion_prof_open(&prof, path, &fixed_options), 0);
 	write_known_records(prof);
 	ck_assert_int_eq(legion_prof_close(prof), 0);
-	ck_assert_int_eq(slurp(path, false, &file_1008), 0);
+	ck_assert_int_eq(legion_blob_read(path, false, &file_1008), 0);
 
 	options.version = LEGION_PROF_VERSION_1007;
 	ck_assert_int_eq(legion_prof_open(&prof, path, &options), 0);
 	write_known_records(prof);
 	ck_assert_int_eq(legion_prof_close(prof), 0);
-	ck_assert_int_eq(slurp(path, false, &file), 0);
+	ck_assert_int_eq(legion_blob_read(path, false, &file), 0);
 
 	/* the 1008 preamble less InstanceRedistrictInfo, the one 1007 -> 1008 change (§3.2) */
 	found = memmem(file_1008.data, PREAMBLE_1008_SIZE, REDISTRICT_LINE, line);
@@ -1377,12 +513,12 @@ START_TEST(test_version_1007)
 			 file_1008.data + PREAMBLE_1008_SIZE + 16,
 			 file.length - (PREAMBLE_1008_SIZE - line + 16));
 	ck_assert_valid(&file, LEGION_PROF_VERSION_1007, true);
-	blob_free(&file);
+	legion_blob_free(&file);
 
 	small_profile_file(path, &plain_strings, true, LEGION_PROF_VERSION_1007, &file);
 	ck_assert_valid(&file, LEGION_PROF_VERSION_1007, true);
-	blob_free(&file);
-	blob_free(&file_1008);
+	legion_blob_free(&file);
+	legion_blob_free(&file_1008);
 	scratch_free(&scratch);
 }
 END_TEST
@@ -1439,24 +575,25 @@ END_TEST
 START_TEST(test_small_profile_is_valid)
 {
 	struct scratch scratch = { 0 };
-	struct profile *checked;
-	struct blob file;
+	struct legion_check *checked;
+	struct legion_blob file;
 
 	small_profile_file(scratch_path(&scratch, "prof_0"), &plain_strings, true,
 			   LEGION_PROF_VERSION, &file);
-	checked = read_profile(&file, LEGION_PROF_VERSION, true);
-	ck_assert_msg(!checked->error[0], "invalid profile: %s", checked->error);
-	ck_assert_uint_eq(checked->counts[PROC_DESC], 6);
-	ck_assert_uint_eq(checked->counts[TASK_INFO], 4 * 3 + 1);
-	ck_assert_uint_eq(checked->counts[GPU_TASK_INFO], 4);
-	ck_assert_uint_eq(checked->counts[TASK_WAIT_INFO], 4);
-	ck_assert_uint_eq(checked->counts[OPERATION_INSTANCE], 1 + 4 * 4);
-	ck_assert_uint_eq(checked->counts[APPLICATION_CALL_INFO], 5);
-	ck_assert_uint_eq(checked->counts[META_INFO], 1);
+	checked = legion_check_read(&file, LEGION_PROF_VERSION, true);
+	ck_assert_msg(!legion_check_error(checked)[0], "invalid profile: %s",
+		      legion_check_error(checked));
+	ck_assert_uint_eq(legion_check_count(checked, LEGION_PROC_DESC), 6);
+	ck_assert_uint_eq(legion_check_count(checked, LEGION_TASK_INFO), 4 * 3 + 1);
+	ck_assert_uint_eq(legion_check_count(checked, LEGION_GPU_TASK_INFO), 4);
+	ck_assert_uint_eq(legion_check_count(checked, LEGION_TASK_WAIT_INFO), 4);
+	ck_assert_uint_eq(legion_check_count(checked, LEGION_OPERATION_INSTANCE), 1 + 4 * 4);
+	ck_assert_uint_eq(legion_check_count(checked, LEGION_APPLICATION_CALL_INFO), 5);
+	ck_assert_uint_eq(legion_check_count(checked, LEGION_META_INFO), 1);
 	/* one Provenance per distinct text: the JSON, the title, the helper's title */
-	ck_assert_uint_eq(checked->counts[PROVENANCE], 3);
-	profile_free(checked);
-	blob_free(&file);
+	ck_assert_uint_eq(legion_check_count(checked, LEGION_PROVENANCE), 3);
+	legion_check_free(checked);
+	legion_blob_free(&file);
 	scratch_free(&scratch);
 }
 END_TEST
@@ -1495,12 +632,12 @@ START_TEST(test_hostile_strings)
 		.op_kind_name = "$",
 	};
 	struct scratch scratch = { 0 };
-	struct blob file;
+	struct legion_blob file;
 
 	small_profile_file(scratch_path(&scratch, "hostile"), &hostile, true, LEGION_PROF_VERSION,
 			   &file);
 	ck_assert_valid(&file, LEGION_PROF_VERSION, true);
-	blob_free(&file);
+	legion_blob_free(&file);
 
 	/* every string as the provenance's text too */
 	hostile.title = bad_utf8;
@@ -1509,7 +646,7 @@ START_TEST(test_hostile_strings)
 	small_profile_file(scratch_path(&scratch, "hostile2"), &hostile, false, LEGION_PROF_VERSION,
 			   &file);
 	ck_assert_valid(&file, LEGION_PROF_VERSION, true);
-	blob_free(&file);
+	legion_blob_free(&file);
 	free(huge_dollars);
 	free(huge_utf8);
 	free(huge_plain);
@@ -1530,7 +667,7 @@ START_TEST(test_sanitize)
 	ck_assert_str_eq(out, "x y z  |");
 	legion_prof_sanitize(out, sizeof(out), "\xff\xc0\x80\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82");
 	ck_assert_uint_eq(strlen(out), 12 * 3); /* each bad byte is one U+FFFD */
-	ck_assert(utf8_valid((unsigned char *)out, strlen(out)));
+	ck_assert(legion_utf8_valid((unsigned char *)out, strlen(out)));
 	legion_prof_sanitize(out, sizeof(out), "é€😀 ok");
 	ck_assert_str_eq(out, "é€😀 ok");
 	legion_prof_sanitize(out, sizeof(out), NULL);
@@ -1568,48 +705,28 @@ START_TEST(test_json_escape_and_provenance)
 	n = legion_prof_provenance_json(out, sizeof(out), "add (main.c:12)", pairs, 2);
 	ck_assert_str_eq(out, "[\"add (main.c:12)\", {\"op\": \"add\", \"mode\": \"deferred\"}]");
 	ck_assert_int_eq(n, (int)strlen(out));
-	ck_assert_int_eq(provenance_members(out), 2);
+	ck_assert_int_eq(legion_provenance_members(out), 2);
 	/* '$' never reaches a provenance: the legacy viewer would split on it */
 	legion_prof_provenance_json(out, sizeof(out), "a$b",
 				    (struct legion_prof_kv[]){ { "$", "$" } }, 1);
 	ck_assert_ptr_null(strchr(out, '$'));
-	ck_assert_int_eq(provenance_members(out), 1);
+	ck_assert_int_eq(legion_provenance_members(out), 1);
 
 	for (int i = 0; i < 8; i++)
 		hostile[i] = (struct legion_prof_kv){ huge, huge };
 	n = legion_prof_provenance_json(out, sizeof(out), huge, hostile, 8);
 	ck_assert_int_le(n, LEGION_PROF_STRING_MAX);
-	ck_assert_int_ge(provenance_members(out), 1);
-	ck_assert(utf8_valid((unsigned char *)out, strlen(out)));
+	ck_assert_int_ge(legion_provenance_members(out), 1);
+	ck_assert(legion_utf8_valid((unsigned char *)out, strlen(out)));
 	n = legion_prof_provenance_json(out, 64, huge, hostile, 8);
 	ck_assert_int_le(n, 63);
-	ck_assert_int_ge(provenance_members(out), 0);
+	ck_assert_int_ge(legion_provenance_members(out), 0);
 	ck_assert_int_eq(legion_prof_provenance_json(out, 63, "a", NULL, 0), -ENOSPC);
 	ck_assert_int_eq(legion_prof_provenance_json(out, 64, NULL, NULL, 0), 8);
 	ck_assert_str_eq(out, "[\"\", {}]");
 	free(huge);
 }
 END_TEST
-
-/* The TaskInfo of op in a profile file, by this test's reader. */
-static bool find_task_record(const struct blob *file, uint64_t op, struct record *found)
-{
-	struct profile *p = calloc(1, sizeof(*p));
-	size_t offset = 0;
-	bool ok = false;
-	struct record r;
-
-	ck_assert_ptr_nonnull(p);
-	p->expect_version = LEGION_PROF_VERSION;
-	ck_assert(parse_preamble(p, file, &offset));
-	while (!ok && offset < file->length) {
-		ck_assert(read_record(p, file, &offset, &r));
-		ok = (r.kind == TASK_INFO || r.kind == GPU_TASK_INFO) && r.v[0] == op;
-	}
-	*found = r;
-	profile_free(p);
-	return ok;
-}
 
 START_TEST(test_invariants_are_kept)
 {
@@ -1619,8 +736,8 @@ START_TEST(test_invariants_are_kept)
 	struct legion_prof_task task, copy;
 	struct legion_prof_span *span;
 	struct legion_prof *prof;
-	struct record r;
-	struct blob file;
+	struct legion_record r;
+	struct legion_blob file;
 	int err;
 
 	ck_assert_int_eq(legion_prof_open(&prof, path, &fixed_options), 0);
@@ -1710,22 +827,22 @@ START_TEST(test_invariants_are_kept)
 	}
 	ck_assert_int_eq(legion_prof_close(prof), 0); /* 100 ranges and the span still open */
 
-	ck_assert_int_eq(slurp(path, false, &file), 0);
+	ck_assert_int_eq(legion_blob_read(path, false, &file), 0);
 	ck_assert_valid(&file, LEGION_PROF_VERSION, true);
-	ck_assert(find_task_record(&file, op, &r));
+	ck_assert(legion_find_task_record(&file, op, &r));
 	ck_assert_uint_eq(r.v[4], 500); /* create */
 	ck_assert_uint_eq(r.v[5], 500); /* ready */
 	ck_assert_uint_eq(r.v[6], 500); /* start */
 	ck_assert_uint_eq(r.v[7], 500); /* stop */
-	ck_assert(find_task_record(&file, op2, &r));
-	ck_assert_uint_eq(r.kind, GPU_TASK_INFO);
+	ck_assert(legion_find_task_record(&file, op2, &r));
+	ck_assert_uint_eq(r.kind, LEGION_GPU_TASK_INFO);
 	ck_assert_uint_eq(r.v[7], INT64_MAX);
 	ck_assert_uint_eq(r.v[8], 700);
 	ck_assert_uint_eq(r.v[9], 700);
 	ck_assert_ptr_nonnull(memmem(file.data, file.length, "task 77", 8)); /* placeholder names */
 	ck_assert_ptr_nonnull(memmem(file.data, file.length, "variant 9", 10));
 	ck_assert_ptr_nonnull(memmem(file.data, file.length, "(unfinished)", 13));
-	blob_free(&file);
+	legion_blob_free(&file);
 	scratch_free(&scratch);
 }
 END_TEST
@@ -1735,14 +852,14 @@ START_TEST(test_empty_profile_is_valid)
 	struct scratch scratch = { 0 };
 	const char *path = scratch_path(&scratch, "empty");
 	struct legion_prof *prof;
-	struct blob file;
+	struct legion_blob file;
 
 	/* only OpDesc "Task": a second colourable descriptor is added at close */
 	ck_assert_int_eq(legion_prof_open(&prof, path, NULL), 0);
 	ck_assert_int_eq(legion_prof_close(prof), 0);
-	ck_assert_int_eq(slurp(path, true, &file), 0);
+	ck_assert_int_eq(legion_blob_read(path, true, &file), 0);
 	ck_assert_valid(&file, LEGION_PROF_VERSION, true);
-	blob_free(&file);
+	legion_blob_free(&file);
 	scratch_free(&scratch);
 }
 END_TEST
@@ -1751,11 +868,11 @@ END_TEST
 static void check_single_gzip_member(const char *path)
 {
 	unsigned char out[1 << 16];
-	struct blob compressed;
+	struct legion_blob compressed;
 	z_stream stream = { 0 };
 	int ret;
 
-	ck_assert_int_eq(slurp(path, false, &compressed), 0);
+	ck_assert_int_eq(legion_blob_read(path, false, &compressed), 0);
 	ck_assert_int_eq(inflateInit2(&stream, 15 + 16), Z_OK);
 	stream.next_in = compressed.data;
 	stream.avail_in = (unsigned int)compressed.length;
@@ -1767,13 +884,13 @@ static void check_single_gzip_member(const char *path)
 	ck_assert_int_eq(ret, Z_STREAM_END);
 	ck_assert_uint_eq(stream.avail_in, 0);
 	inflateEnd(&stream);
-	blob_free(&compressed);
+	legion_blob_free(&compressed);
 }
 
 START_TEST(test_gzip_equals_raw)
 {
 	struct scratch scratch = { 0 };
-	struct blob raw, unzipped;
+	struct legion_blob raw, unzipped;
 	char gz_path[4096];
 
 	small_profile_file(scratch_path(&scratch, "raw"), &plain_strings, true, LEGION_PROF_VERSION,
@@ -1783,8 +900,8 @@ START_TEST(test_gzip_equals_raw)
 	ck_assert_uint_eq(unzipped.length, raw.length);
 	ck_assert_mem_eq(unzipped.data, raw.data, raw.length);
 	check_single_gzip_member(gz_path);
-	blob_free(&raw);
-	blob_free(&unzipped);
+	legion_blob_free(&raw);
+	legion_blob_free(&unzipped);
 	scratch_free(&scratch);
 }
 END_TEST
@@ -1841,19 +958,20 @@ END_TEST
 START_TEST(test_sample_decodes)
 {
 	const char *sample = shared_legion_file("sample_v1008_node0.gz");
-	struct profile *checked;
-	struct blob file;
+	struct legion_check *checked;
+	struct legion_blob file;
 
 	if (access(sample, R_OK))
 		SKIP_TEST("%s is absent", sample);
-	ck_assert_int_eq(slurp(sample, true, &file), 0);
-	checked = read_profile(&file, LEGION_PROF_VERSION, false);
-	ck_assert_msg(!checked->error[0], "the sample fails the test's reader: %s", checked->error);
-	ck_assert_uint_gt(checked->counts[TASK_INFO], 0);
-	ck_assert_uint_gt(checked->counts[GPU_TASK_INFO], 0);
-	ck_assert_uint_gt(checked->counts[APPLICATION_CALL_INFO], 0);
-	profile_free(checked);
-	blob_free(&file);
+	ck_assert_int_eq(legion_blob_read(sample, true, &file), 0);
+	checked = legion_check_read(&file, LEGION_PROF_VERSION, false);
+	ck_assert_msg(!legion_check_error(checked)[0], "the sample fails the test's reader: %s",
+		      legion_check_error(checked));
+	ck_assert_uint_gt(legion_check_count(checked, LEGION_TASK_INFO), 0);
+	ck_assert_uint_gt(legion_check_count(checked, LEGION_GPU_TASK_INFO), 0);
+	ck_assert_uint_gt(legion_check_count(checked, LEGION_APPLICATION_CALL_INFO), 0);
+	legion_check_free(checked);
+	legion_blob_free(&file);
 }
 END_TEST
 
@@ -1933,7 +1051,7 @@ START_TEST(test_random_calls_stay_valid)
 	struct legion_prof_task task;
 	struct legion_prof *prof;
 	static char text[9000];
-	struct blob file;
+	struct legion_blob file;
 	int err = 0, s;
 
 	options.raw = _i % 2;
@@ -2044,9 +1162,9 @@ START_TEST(test_random_calls_stay_valid)
 			      "step %d: %d", step, err);
 	}
 	ck_assert_int_eq(legion_prof_close(prof), 0); /* ends the spans still open */
-	ck_assert_int_eq(slurp(path, !options.raw, &file), 0);
+	ck_assert_int_eq(legion_blob_read(path, !options.raw, &file), 0);
 	ck_assert_valid(&file, LEGION_PROF_VERSION, true);
-	blob_free(&file);
+	legion_blob_free(&file);
 	scratch_free(&scratch);
 }
 END_TEST
@@ -2055,34 +1173,34 @@ END_TEST
 START_TEST(test_reader_catches_defects)
 {
 	struct scratch scratch = { 0 };
-	struct profile *checked;
-	struct blob file;
+	struct legion_check *checked;
+	struct legion_blob file;
 	size_t at;
 
 	small_profile_file(scratch_path(&scratch, "defects"), &plain_strings, true,
 			   LEGION_PROF_VERSION, &file);
 	/* a truncated last record */
 	file.length--;
-	checked = read_profile(&file, LEGION_PROF_VERSION, true);
-	ck_assert_ptr_nonnull(strstr(checked->error, "truncated"));
-	profile_free(checked);
+	checked = legion_check_read(&file, LEGION_PROF_VERSION, true);
+	ck_assert_ptr_nonnull(strstr(legion_check_error(checked), "truncated"));
+	legion_check_free(checked);
 	file.length++;
 	/* the wrong version */
-	checked = read_profile(&file, LEGION_PROF_VERSION_1007, true);
-	ck_assert_ptr_nonnull(strstr(checked->error, "version"));
-	profile_free(checked);
+	checked = legion_check_read(&file, LEGION_PROF_VERSION_1007, true);
+	ck_assert_ptr_nonnull(strstr(legion_check_error(checked), "version"));
+	legion_check_free(checked);
 	/* invalid UTF-8 in a string */
 	at = (size_t)((unsigned char *)memmem(file.data, file.length, "python main", 11) -
 		      file.data);
 	file.data[at] = 0xff;
-	checked = read_profile(&file, LEGION_PROF_VERSION, true);
-	ck_assert_ptr_nonnull(strstr(checked->error, "UTF-8"));
-	profile_free(checked);
+	checked = legion_check_read(&file, LEGION_PROF_VERSION, true);
+	ck_assert_ptr_nonnull(strstr(legion_check_error(checked), "UTF-8"));
+	legion_check_free(checked);
 	file.data[at] = '$';
-	checked = read_profile(&file, LEGION_PROF_VERSION, true);
-	ck_assert_ptr_nonnull(strstr(checked->error, "forbidden"));
-	profile_free(checked);
-	blob_free(&file);
+	checked = legion_check_read(&file, LEGION_PROF_VERSION, true);
+	ck_assert_ptr_nonnull(strstr(legion_check_error(checked), "forbidden"));
+	legion_check_free(checked);
+	legion_blob_free(&file);
 	scratch_free(&scratch);
 }
 END_TEST
