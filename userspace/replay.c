@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "replay.h"
 
@@ -23,14 +26,28 @@ int replay_open(struct replay *replay, const char *path)
 
 int replay_run(struct replay *replay, struct profile *profile)
 {
+	bool progress = isatty(STDERR_FILENO);
 	struct capture_record record;
+	uint64_t records = 0;
+	struct stat st;
 	int err;
 
+	if (stat(replay->path, &st) || st.st_size < (16 << 20))
+		progress = false; /* small files are read in a blink */
 	while ((err = capture_next(replay->reader, &record)) > 0) {
 		err = profile_feed(profile, record.data, record.size);
 		if (err)
 			break;
+		/* Long exports say how far they are, on a terminal. */
+		if (progress && (++records & ((1 << 20) - 1)) == 0) {
+			double done = (double)record.chunk * replay->header->chunk_size / st.st_size;
+
+			fprintf(stderr, "\roptrace: reading %s: %3.0f%% (%.0f M records)",
+				replay->path, done < 1 ? done * 100 : 99.0, records / 1e6);
+		}
 	}
+	if (progress && records >= (1 << 20))
+		fprintf(stderr, "\r\033[K");
 	if (err < 0) {
 		fprintf(stderr, "optrace: cannot read %s: %s\n", replay->path, strerror(-err));
 		return err;
