@@ -18,7 +18,6 @@
 #include "testlib.h"
 
 #define LIBOPTRACE OPTRACE_BUILD_DIR "/lib/liboptrace.so.1"
-#define DEMO OPTRACE_BUILD_DIR "/bin/optrace-demo"
 
 static const char *const probe_names[] = {
 	"rt_init",     "op_begin",   "op_end",	 "op_mode",    "op_fallback",
@@ -275,8 +274,6 @@ int main(void)
 {
 	Suite *suite = suite_create("bpftrace");
 	TCase *tc = tcase_create("demo");
-	SRunner *runner;
-	int failed;
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_bpftrace_lists_every_probe);
@@ -287,9 +284,5 @@ int main(void)
 	tcase_add_test(tc, test_child_processes_counts);
 	suite_add_tcase(suite, tc);
 
-	runner = srunner_create(suite);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? 1 : 0;
+	return run_suite(suite);
 }

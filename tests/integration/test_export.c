@@ -24,8 +24,6 @@
 #include "../../bpf/record.h"
 #include "../../userspace/capture.h"
 
-#define OPTRACE OPTRACE_BUILD_DIR "/bin/optrace"
-#define DEMO OPTRACE_BUILD_DIR "/bin/optrace-demo"
 #define MAX_PROCESSES 4
 #define MAIN_TASK "main thread"
 #define TIMES "\xc3\x97" /* "×" in titles: "CPU×2" */
@@ -37,40 +35,11 @@ static const char *const fallback_names[] = { "unimplemented_api", "unsupported_
 static const char *const variant_titles[] = { "CPU", "OMP", "GPU", "fallback" };
 static const char *const variant_names[] = { "cpu", "omp", "gpu", "fallback" };
 
-static char *dir;
-
-static void setup(void)
-{
-	dir = make_temp_dir();
-	ck_assert_ptr_nonnull(dir);
-}
-
-static void teardown(void)
-{
-	rm_rf(dir);
-	free(dir);
-}
-
-static char *path_in_dir(const char *name)
-{
-	char *path;
-
-	ck_assert_int_gt(asprintf(&path, "%s/%s", dir, name), 0);
-	return path;
-}
-
-#define NEED_BPF()                                          \
-	do {                                                \
-		const char *why = bpf_unavailable_reason(); \
-		if (why)                                    \
-			SKIP_TEST("%s", why);               \
-	} while (0)
-
 /* ---- running optrace ---------------------------------------------------------- */
 
 static void run_ok(char *const argv[])
 {
-	char *err_path = path_in_dir("stderr.txt"), *text;
+	char *err_path = test_path("stderr.txt"), *text;
 	int status = run_command(argv, NULL, err_path, 120);
 
 	text = read_file(err_path);
@@ -139,7 +108,7 @@ static int truth_blocks(const char *path, struct truth_block *blocks, int max)
 		ck_assert_ptr_nonnull(end);
 		end = strchrnul(end + 1, '\n');
 		blocks[count].pid = atoi(begin + 7);
-		ck_assert_int_gt(asprintf(&block_path, "%s/truth.%d", dir, count), 0);
+		ck_assert_int_gt(asprintf(&block_path, "%s/truth.%d", test_dir, count), 0);
 		file = fopen(block_path, "w");
 		ck_assert_ptr_nonnull(file);
 		fprintf(file, "%.*s\n", (int)(end - begin - 1), begin + 1);
@@ -860,10 +829,10 @@ struct recorded {
 
 static void record_run(const struct demo_run *run, struct recorded *r)
 {
-	char *truth = path_in_dir("truth.txt");
+	char *truth = test_path("truth.txt");
 	int found;
 
-	r->capture = path_in_dir("run.capture");
+	r->capture = test_path("run.capture");
 	record_demo(run->args, r->capture, truth);
 	r->count = truth_blocks(truth, r->blocks, MAX_PROCESSES);
 	ck_assert_int_eq(r->count, run->processes);
@@ -890,7 +859,7 @@ static void check_legion_export(const struct demo_run *run, struct recorded *r,
 				const struct legion_expect *base, const char *name,
 				const char *const options[], struct counts *ranges)
 {
-	char *out = path_in_dir(name), path[4096];
+	char *out = test_path(name), path[4096];
 
 	export(options, out, r->capture);
 	check_file_names(out, r->nodes, r->count);
@@ -939,7 +908,7 @@ static void check_same_depth0(const struct counts *plain, const struct counts *h
 static void check_ids_across_files(struct recorded *r)
 {
 	struct counts ids = { 0 };
-	char path[4096], key[64], *out = path_in_dir("legion");
+	char path[4096], key[64], *out = test_path("legion");
 
 	for (int b = 0; b < r->count; b++) {
 		struct legion_summary s;
@@ -998,7 +967,7 @@ static void check_demo_run(const struct demo_run *run)
 	if (r.count > 1)
 		check_ids_across_files(&r);
 
-	json = path_in_dir("trace.json");
+	json = test_path("trace.json");
 	export(chrome_options, json, r.capture);
 	check_chrome(json, r.blocks, r.count, false);
 	export(chrome_helper_options, json, r.capture);
@@ -1201,7 +1170,7 @@ static size_t cut_titles(const char *const *titles, size_t count)
 static void check_hostile_legion(const char *capture, const char *name, uint32_t version,
 				 const char *const options[], size_t ranges, size_t cut)
 {
-	char *out = path_in_dir(name), path[4096];
+	char *out = test_path(name), path[4096];
 	const char *titles[16];
 	struct legion_summary s;
 	uint32_t node = 0;
@@ -1231,7 +1200,7 @@ static void check_hostile_legion(const char *capture, const char *name, uint32_t
 static void check_hostile_chrome(const char *capture, const char *const options[],
 				 size_t expect_ops, size_t cut)
 {
-	char *json = path_in_dir("hostile.json"), *text;
+	char *json = test_path("hostile.json"), *text;
 	const char *titles[16];
 	const struct jv *events;
 	size_t ops = 0, tasks = 0, cut_args = 0;
@@ -1271,7 +1240,7 @@ START_TEST(test_hostile_capture)
 	static const char *const python_options[] = { "--legion", "--python", NULL };
 	static const char *const chrome_options[] = { "--chrome", NULL };
 	static const char *const chrome_helper_options[] = { "--chrome", "--show-helpers", NULL };
-	char *capture = path_in_dir("hostile.capture");
+	char *capture = test_path("hostile.capture");
 
 	write_hostile_capture(capture);
 	check_hostile_legion(capture, "legion", 1008, plain_options, 3, 1);
@@ -1294,7 +1263,7 @@ START_TEST(test_ranks_name_files)
 	static const char *const options[] = { "--legion", NULL };
 	static const uint32_t pids[] = { 5000, 5002, 5001 }, ranks[] = { 0, 1, 0 };
 	struct capture_writer_opts opts = { .target = "ranks" };
-	char *capture = path_in_dir("ranks.capture"), *out = path_in_dir("ranks"), path[4096];
+	char *capture = test_path("ranks.capture"), *out = test_path("ranks"), path[4096];
 	uint32_t nodes[] = { 0, 1 };
 	struct hand_capture c = { 0 };
 
@@ -1332,26 +1301,20 @@ int main(void)
 {
 	Suite *suite = suite_create("export");
 	TCase *demo = tcase_create("demo"), *hand = tcase_create("hand-made");
-	SRunner *runner;
-	int failed;
 
 	/* libgomp's idle threads spin otherwise: slow on a machine with few cores */
 	setenv("OMP_WAIT_POLICY", "passive", 0);
 	tcase_set_timeout(demo, 240);
-	tcase_add_checked_fixture(demo, setup, teardown);
+	tcase_add_checked_fixture(demo, test_dir_setup, test_dir_teardown);
 	tcase_add_loop_test(demo, test_each_workload, 0, 3);
 	tcase_add_test(demo, test_mixed_threads_openmp);
 	tcase_add_test(demo, test_two_processes);
 	suite_add_tcase(suite, demo);
 	tcase_set_timeout(hand, 60);
-	tcase_add_checked_fixture(hand, setup, teardown);
+	tcase_add_checked_fixture(hand, test_dir_setup, test_dir_teardown);
 	tcase_add_test(hand, test_hostile_capture);
 	tcase_add_test(hand, test_ranks_name_files);
 	suite_add_tcase(suite, hand);
 
-	runner = srunner_create(suite);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? 1 : 0;
+	return run_suite(suite);
 }

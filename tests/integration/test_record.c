@@ -15,42 +15,11 @@
 
 #include "testlib.h"
 
-#define OPTRACE OPTRACE_BUILD_DIR "/bin/optrace"
-#define DEMO OPTRACE_BUILD_DIR "/bin/optrace-demo"
-
-static char *dir;
-
-static void setup(void)
-{
-	dir = make_temp_dir();
-}
-
-static void teardown(void)
-{
-	rm_rf(dir);
-	free(dir);
-}
-
-static char *path_in_dir(const char *name)
-{
-	char *path;
-
-	ck_assert_int_gt(asprintf(&path, "%s/%s", dir, name), 0);
-	return path;
-}
-
-#define NEED_BPF()                                          \
-	do {                                                \
-		const char *why = bpf_unavailable_reason(); \
-		if (why)                                    \
-			SKIP_TEST("%s", why);               \
-	} while (0)
-
 /* Records optrace-demo ARGS, reports the capture: counts equal the truth. */
 static void check_recorded(const char *const demo_args[], int expected_processes)
 {
-	char *capture = path_in_dir("run.capture"), *truth_path = path_in_dir("truth.txt");
-	char *json = path_in_dir("report.json"), message[8192];
+	char *capture = test_path("run.capture"), *truth_path = test_path("truth.txt");
+	char *json = test_path("report.json"), message[8192];
 	char *report[] = { OPTRACE, "report", "--json", capture, NULL };
 	struct counts truth = { 0 }, traced = { 0 };
 	char *argv[40];
@@ -107,8 +76,8 @@ END_TEST
 /* Killed with SIGKILL: what was flushed reads, and the report says it was cut. */
 START_TEST(test_recorder_killed)
 {
-	char *capture = path_in_dir("killed.capture"), *out = path_in_dir("report.txt");
-	char *err_path = path_in_dir("report.err"), *text;
+	char *capture = test_path("killed.capture"), *out = test_path("report.txt");
+	char *err_path = test_path("report.err"), *text;
 	char *report[] = { OPTRACE, "report", capture, NULL };
 	char children[64];
 	pid_t recorder, demo;
@@ -150,7 +119,7 @@ END_TEST
 
 START_TEST(test_bad_capture_files)
 {
-	char *garbage = path_in_dir("garbage"), *err_path = path_in_dir("err.txt"), *text;
+	char *garbage = test_path("garbage"), *err_path = test_path("err.txt"), *text;
 	char *report[] = { OPTRACE, "report", garbage, NULL };
 	char *missing[] = { OPTRACE, "report", "/nonexistent/x.capture", NULL };
 	FILE *file = fopen(garbage, "w");
@@ -171,20 +140,14 @@ int main(void)
 {
 	Suite *suite = suite_create("record");
 	TCase *tc = tcase_create("demo");
-	SRunner *runner;
-	int failed;
 
 	tcase_set_timeout(tc, 300);
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
 	tcase_add_loop_test(tc, test_each_workload, 0, 3);
 	tcase_add_test(tc, test_openmp_threads_and_children);
 	tcase_add_test(tc, test_recorder_killed);
 	tcase_add_test(tc, test_bad_capture_files);
 	suite_add_tcase(suite, tc);
 
-	runner = srunner_create(suite);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? 1 : 0;
+	return run_suite(suite);
 }

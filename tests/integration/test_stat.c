@@ -15,30 +15,6 @@
 #include "json_read.h"
 #include "testlib.h"
 
-#define OPTRACE OPTRACE_BUILD_DIR "/bin/optrace"
-#define DEMO OPTRACE_BUILD_DIR "/bin/optrace-demo"
-
-static char *dir;
-
-static void setup(void)
-{
-	dir = make_temp_dir();
-}
-
-static void teardown(void)
-{
-	rm_rf(dir);
-	free(dir);
-}
-
-static char *path_in_dir(const char *name)
-{
-	char *path;
-
-	ck_assert_int_gt(asprintf(&path, "%s/%s", dir, name), 0);
-	return path;
-}
-
 static void stat_counts(const char *json_path, struct counts *counts, int *processes)
 {
 	stat_json_counts(json_path, 0, counts, processes);
@@ -51,7 +27,7 @@ static void stat_counts(const char *json_path, struct counts *counts, int *proce
 static void check_command_attached(const char *attach_mode, const char *const demo_args[],
 				   int expected_processes)
 {
-	char *json = path_in_dir("stat.json"), *truth_path = path_in_dir("truth.txt");
+	char *json = test_path("stat.json"), *truth_path = test_path("truth.txt");
 	char *argv[40], message[8192];
 	struct counts truth = { 0 }, traced = { 0 };
 	int argc = 0, status, processes;
@@ -89,13 +65,6 @@ static void check_command(const char *const demo_args[], int expected_processes)
 {
 	check_command_attached(NULL, demo_args, expected_processes);
 }
-
-#define NEED_BPF()                                          \
-	do {                                                \
-		const char *why = bpf_unavailable_reason(); \
-		if (why)                                    \
-			SKIP_TEST("%s", why);               \
-	} while (0)
 
 START_TEST(test_jacobi)
 {
@@ -156,7 +125,7 @@ END_TEST
 /* A demo running until signalled; returns its pid. */
 static pid_t start_forever_demo(const char *truth_name)
 {
-	char *truth_path = path_in_dir(truth_name);
+	char *truth_path = test_path(truth_name);
 	pid_t pid = fork();
 
 	ck_assert_int_ge(pid, 0);
@@ -195,7 +164,7 @@ static long total_ops(const char *json_path, int *processes)
 
 static bool semaphores_armed(pid_t pid)
 {
-	char pid_text[16], *out = path_in_dir("list.txt"), *text;
+	char pid_text[16], *out = test_path("list.txt"), *text;
 	char *argv[] = { OPTRACE, "list", "-p", pid_text, NULL };
 	bool armed;
 
@@ -211,7 +180,7 @@ static bool semaphores_armed(pid_t pid)
 
 START_TEST(test_attach_and_detach_live)
 {
-	char pid_text[16], *json = path_in_dir("live.json");
+	char pid_text[16], *json = test_path("live.json");
 	char *argv[] = { OPTRACE, "stat", "--json", "-d", "2", "-p", pid_text, NULL };
 	int status, processes;
 	pid_t demo;
@@ -268,7 +237,7 @@ END_TEST
 
 START_TEST(test_two_pids_and_all)
 {
-	char pid_a[16], pid_b[16], *json = path_in_dir("two.json");
+	char pid_a[16], pid_b[16], *json = test_path("two.json");
 	char *by_pid[] = { OPTRACE, "stat", "--json", "-d", "2", "-p", pid_a, "-p", pid_b, NULL };
 	char *all[] = { OPTRACE, "stat", "--json", "-d", "2", "-a", NULL };
 	pid_t a, b;
@@ -294,7 +263,7 @@ END_TEST
 /* -a also traces a runtime started after optrace: all of it, exactly. */
 START_TEST(test_all_covers_later_processes)
 {
-	char *json = path_in_dir("all.json"), *truth_path = path_in_dir("truth.txt"), message[8192];
+	char *json = test_path("all.json"), *truth_path = test_path("truth.txt"), message[8192];
 	char *tracer_argv[] = { OPTRACE, "stat", "--json", "-d", "5", "-a", NULL };
 	char *demo_argv[] = { DEMO, "--workload", "fallback", "-q", "--truth", truth_path, NULL };
 	struct counts truth = { 0 }, traced = { 0 };
@@ -332,7 +301,7 @@ END_TEST
 
 START_TEST(test_target_exits_mid_trace)
 {
-	char pid_text[16], *json = path_in_dir("exit.json");
+	char pid_text[16], *json = test_path("exit.json");
 	char *argv[] = { OPTRACE, "stat", "--json", "-p", pid_text, NULL };
 	struct timespec start, end;
 	int processes;
@@ -364,7 +333,7 @@ END_TEST
 
 START_TEST(test_sigint_prints_and_exits)
 {
-	char pid_text[16], *out = path_in_dir("sigint.txt"), *text;
+	char pid_text[16], *out = test_path("sigint.txt"), *text;
 	pid_t demo, tracer;
 	int status;
 
@@ -396,7 +365,7 @@ END_TEST
 
 START_TEST(test_clear_errors)
 {
-	char *err_path = path_in_dir("err.txt"), *text;
+	char *err_path = test_path("err.txt"), *text;
 	char *no_process[] = { OPTRACE, "stat", "-p", "999999999", NULL };
 	char sleeper_pid[16], *no_library[] = { OPTRACE, "stat", "-p", sleeper_pid, NULL };
 	char *no_target[] = { OPTRACE, "stat", NULL };
@@ -424,7 +393,7 @@ START_TEST(test_clear_errors)
 	ck_assert_int_eq(WEXITSTATUS(run_command(no_target, NULL, err_path, 30)), 2);
 	/* Without root: one sentence saying so (a copy nobody can run). */
 	{
-		char *copy = path_in_dir("optrace"), command[512];
+		char *copy = test_path("optrace"), command[512];
 		char *as_nobody[] = { "setpriv",
 				      "--reuid=65534",
 				      "--regid=65534",
@@ -436,7 +405,7 @@ START_TEST(test_clear_errors)
 				      NULL };
 
 		snprintf(command, sizeof(command), "cp %s %s && chmod 755 %s %s", OPTRACE, copy,
-			 dir, copy);
+			 test_dir, copy);
 		ck_assert_int_eq(system(command), 0);
 
 		ck_assert_int_eq(WEXITSTATUS(run_command(as_nobody, NULL, err_path, 30)), 1);
@@ -453,11 +422,9 @@ int main(void)
 {
 	Suite *suite = suite_create("stat");
 	TCase *tc = tcase_create("demo");
-	SRunner *runner;
-	int failed;
 
 	tcase_set_timeout(tc, 300);
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
 	tcase_add_test(tc, test_jacobi);
 	tcase_add_test(tc, test_stats);
 	tcase_add_test(tc, test_fallback);
@@ -473,9 +440,5 @@ int main(void)
 	tcase_add_test(tc, test_clear_errors);
 	suite_add_tcase(suite, tc);
 
-	runner = srunner_create(suite);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? 1 : 0;
+	return run_suite(suite);
 }

@@ -55,6 +55,40 @@ const char *bpf_unavailable_reason(void)
 	return NULL;
 }
 
+char *test_dir;
+
+void test_dir_setup(void)
+{
+	test_dir = make_temp_dir();
+	ck_assert_ptr_nonnull(test_dir);
+}
+
+void test_dir_teardown(void)
+{
+	rm_rf(test_dir);
+	free(test_dir);
+	test_dir = NULL;
+}
+
+char *test_path(const char *name)
+{
+	char *path;
+
+	ck_assert_int_gt(asprintf(&path, "%s/%s", test_dir, name), 0);
+	return path;
+}
+
+int run_suite(Suite *suite)
+{
+	SRunner *runner = srunner_create(suite);
+	int failed;
+
+	srunner_run_all(runner, CK_NORMAL);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed ? 1 : 0;
+}
+
 int run_command(char *const argv[], const char *out_path, const char *err_path, int timeout_s)
 {
 	struct timespec pause = { 0, 20 * 1000 * 1000 };

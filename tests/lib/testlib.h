@@ -28,6 +28,29 @@ void test_skip(const char *test, const char *format, ...) __attribute__((format(
 /* NULL when the test can run as root with BPF and bpftrace, else why not. */
 const char *bpf_unavailable_reason(void);
 
+/* Skip the current test, saying why, unless root, BPF and bpftrace are here. */
+#define NEED_BPF()                                           \
+	do {                                                 \
+		const char *why_ = bpf_unavailable_reason(); \
+		if (why_)                                    \
+			SKIP_TEST("%s", why_);               \
+	} while (0)
+
+#define OPTRACE OPTRACE_BUILD_DIR "/bin/optrace"
+#define DEMO OPTRACE_BUILD_DIR "/bin/optrace-demo"
+
+/*
+ * A private directory per test: test_dir_setup and test_dir_teardown as a
+ * Check fixture, test_path() for a file in it (free the result).
+ */
+extern char *test_dir;
+void test_dir_setup(void);
+void test_dir_teardown(void);
+char *test_path(const char *name);
+
+/* Runs suite (CK_NORMAL output); returns main()'s exit status. */
+int run_suite(Suite *suite);
+
 /*
  * Runs argv with stdout to out_path (NULL: /dev/null) and stderr to
  * err_path (NULL: inherited); kills it after timeout_s. Returns the exit

@@ -860,8 +860,6 @@ int main(void)
 {
 	Suite *suite = suite_create("capture");
 	TCase *tc = tcase_create("capture");
-	SRunner *runner;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
@@ -878,9 +876,5 @@ int main(void)
 	tcase_add_test(tc, test_dump);
 	suite_add_tcase(suite, tc);
 
-	runner = srunner_create(suite);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? 1 : 0;
+	return run_suite(suite);
 }

@@ -1209,8 +1209,6 @@ int main(void)
 {
 	Suite *suite = suite_create("legion_prof");
 	TCase *tc = tcase_create("writer");
-	SRunner *runner;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_preamble_1008_is_legions);
@@ -1230,9 +1228,5 @@ int main(void)
 	tcase_add_loop_test(tc, test_random_calls_stay_valid, 0, 8);
 	suite_add_tcase(suite, tc);
 
-	runner = srunner_create(suite);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? 1 : 0;
+	return run_suite(suite);
 }

@@ -343,8 +343,6 @@ int main(void)
 {
 	Suite *suite = suite_create("liboptrace");
 	TCase *tc = tcase_create("api");
-	SRunner *runner;
-	int failed;
 
 	tcase_add_test(tc, test_untraced_calls_fire_nothing);
 	tcase_add_test(tc, test_enabled_follows_the_tracer);
@@ -359,9 +357,5 @@ int main(void)
 	tcase_add_test(tc, test_enum_names);
 	suite_add_tcase(suite, tc);
 
-	runner = srunner_create(suite);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? 1 : 0;
+	return run_suite(suite);
 }

@@ -307,8 +307,6 @@ int main(void)
 {
 	Suite *suite = suite_create("profile");
 	TCase *tc = tcase_create("model");
-	SRunner *runner;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_nesting_and_self_time);
@@ -320,9 +318,5 @@ int main(void)
 	tcase_add_test(tc, test_report_groups_by_call_site);
 	suite_add_tcase(suite, tc);
 
-	runner = srunner_create(suite);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? 1 : 0;
+	return run_suite(suite);
 }

@@ -220,8 +220,6 @@ int main(void)
 {
 	Suite *suite = suite_create("stat_model");
 	TCase *tc = tcase_create("model");
-	SRunner *runner;
-	int failed;
 
 	tcase_add_test(tc, test_merge_and_percentiles);
 	tcase_add_test(tc, test_text_rolls_helpers_into_callers);
@@ -230,9 +228,5 @@ int main(void)
 	tcase_add_test(tc, test_strings_resolve_or_say_why);
 	suite_add_tcase(suite, tc);
 
-	runner = srunner_create(suite);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? 1 : 0;
+	return run_suite(suite);
 }

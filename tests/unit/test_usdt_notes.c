@@ -111,8 +111,6 @@ int main(void)
 {
 	Suite *suite = suite_create("usdt_notes");
 	TCase *tc = tcase_create("elf");
-	SRunner *runner;
-	int failed;
 
 	tcase_add_test(tc, test_every_probe_has_a_semaphore);
 	tcase_add_test(tc, test_provider_filter_and_foreign_probes);
@@ -120,9 +118,5 @@ int main(void)
 	tcase_add_test(tc, test_argument_specifications);
 	suite_add_tcase(suite, tc);
 
-	runner = srunner_create(suite);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? 1 : 0;
+	return run_suite(suite);
 }
