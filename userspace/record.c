@@ -41,8 +41,6 @@ static struct {
 	.ringbuf_mb = 16,
 };
 
-static volatile sig_atomic_t exiting;
-
 struct recorder {
 	struct capture_writer *writer;
 	uint64_t events;
@@ -78,7 +76,6 @@ static const struct argp_option options[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	char *end;
 	long value;
 
 	switch (key) {
@@ -86,18 +83,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.output = arg;
 		return 0;
 	case 'd':
+		env.duration_s = (int)tracer_parse_positive(arg, state, "duration");
+		return 0;
 	case OPT_RINGBUF:
-		errno = 0;
-		value = strtol(arg, &end, 10);
-		if (errno || *end || value <= 0 || value > 1000000)
-			argp_error(state, "'%s' is not a valid number", arg);
-		if (key == 'd') {
-			env.duration_s = (int)value;
-		} else {
-			if (value & (value - 1))
-				argp_error(state, "--ringbuf takes a power of two");
-			env.ringbuf_mb = value;
-		}
+		value = tracer_parse_positive(arg, state, "ring buffer size");
+		if (value & (value - 1) || value > 4096)
+			argp_error(state, "--ringbuf takes a power of two, at most 4096 (MiB)");
+		env.ringbuf_mb = value;
 		return 0;
 	case 'q':
 		env.quiet = true;
@@ -111,12 +103,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
-}
-
-static void on_signal(int signo)
-{
-	(void)signo;
-	exiting = 1;
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -236,9 +222,7 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGPIPE, SIG_IGN);
+	tracer_catch_signals();
 	err = tracer_attach(&tracer);
 	if (err)
 		goto cleanup;
@@ -246,7 +230,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "Recording to %s... Hit Ctrl-C to end.\n", env.output);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 
-	while (!exiting) {
+	while (!tracer_exiting) {
 		struct timespec tick = { 0, POLL_MS * 1000 * 1000 };
 
 		nanosleep(&tick, NULL);
@@ -277,7 +261,7 @@ int cmd_record(int argc, char **argv)
 			env.output, strerror(-recorder.error));
 
 cleanup:
-	tracer_finish(&tracer, exiting);
+	tracer_finish(&tracer, tracer_exiting);
 	if (ring)
 		ring_buffer__consume(ring);
 	if (recorder.writer) {

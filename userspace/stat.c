@@ -32,8 +32,6 @@ static struct {
 	bool cumulative; /* top: totals since start, not per interval */
 } env;
 
-static volatile sig_atomic_t exiting;
-
 static const char stat_doc[] =
 	"Count the operations of live runtimes in the kernel and print per-operation\n"
 	"and per-task aggregates: counts, eager/deferred/fallback split with reasons,\n"
@@ -82,25 +80,13 @@ static const struct argp_option top_options[] = {
 	{},
 };
 
-static long parse_positive(const char *arg, struct argp_state *state, const char *what)
-{
-	char *end;
-	long value;
-
-	errno = 0;
-	value = strtol(arg, &end, 10);
-	if (errno || *end || value <= 0 || value > 1000000000)
-		argp_error(state, "'%s' is not a valid %s", arg, what);
-	return value;
-}
-
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	static int positional;
 
 	switch (key) {
 	case 'd':
-		env.duration_s = (int)parse_positive(arg, state, "duration");
+		env.duration_s = (int)tracer_parse_positive(arg, state, "duration");
 		return 0;
 	case 'v':
 		verbose++;
@@ -116,9 +102,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case ARGP_KEY_ARG:
 		if (positional == 0)
-			env.interval_s = (int)parse_positive(arg, state, "interval");
+			env.interval_s = (int)tracer_parse_positive(arg, state, "interval");
 		else if (positional == 1 && !env.top)
-			env.count = (int)parse_positive(arg, state, "count");
+			env.count = (int)tracer_parse_positive(arg, state, "count");
 		else
 			argp_error(state, "unexpected argument '%s' (a command goes after --)",
 				   arg);
@@ -127,12 +113,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
-}
-
-static void on_signal(int signo)
-{
-	(void)signo;
-	exiting = 1;
 }
 
 /* The report, cut to the terminal: top's screen. */
@@ -221,9 +201,7 @@ static int run(int argc, char **argv, const struct argp *argp)
 		goto cleanup;
 	}
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGPIPE, SIG_IGN);
+	tracer_catch_signals();
 	err = tracer_attach(&tracer);
 	if (err)
 		goto cleanup;
@@ -231,7 +209,7 @@ static int run(int argc, char **argv, const struct argp *argp)
 		fprintf(stderr, "Tracing... %s\n",
 			env.interval_s ? "" : "Hit Ctrl-C to end and print.");
 
-	while (!exiting) {
+	while (!tracer_exiting) {
 		struct timespec tick = { 0, TICK_MS * 1000 * 1000 };
 
 		nanosleep(&tick, NULL);
@@ -257,7 +235,7 @@ static int run(int argc, char **argv, const struct argp *argp)
 		err = print_snapshot(skel, env.interval_s != 0);
 
 cleanup:
-	status = tracer_finish(&tracer, exiting);
+	status = tracer_finish(&tracer, tracer_exiting);
 	stat_bpf__destroy(skel);
 	(void)status; /* the command's status is reported, not ours to return */
 	return err ? 1 : 0;

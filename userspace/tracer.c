@@ -17,6 +17,32 @@
 #include "tracer.h"
 
 struct tracer_options tracer_options;
+volatile sig_atomic_t tracer_exiting;
+
+static void on_signal(int signo)
+{
+	(void)signo;
+	tracer_exiting = 1;
+}
+
+void tracer_catch_signals(void)
+{
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+long tracer_parse_positive(const char *arg, struct argp_state *state, const char *what)
+{
+	char *end;
+	long value;
+
+	errno = 0;
+	value = strtol(arg, &end, 10);
+	if (errno || *end || value <= 0 || value > 1000000000)
+		argp_error(state, "'%s' is not a valid %s", arg, what);
+	return value;
+}
 
 enum {
 	OPT_LIB = 0x200,

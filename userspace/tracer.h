@@ -10,6 +10,7 @@
 
 #include <argp.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -32,6 +33,13 @@ extern struct tracer_options tracer_options;
 
 /* An argp child for -p, -a, --lib and --attach; checks one kind of target. */
 extern const struct argp tracer_argp;
+
+/* A positive integer option (at most 10^9), or an argp error naming what. */
+long tracer_parse_positive(const char *arg, struct argp_state *state, const char *what);
+
+/* Set by SIGINT or SIGTERM once tracer_catch_signals() ran: stop and report. */
+extern volatile sig_atomic_t tracer_exiting;
+void tracer_catch_signals(void);
 
 /*
  * Takes the command after "--" out of argv into tracer_options.command.
