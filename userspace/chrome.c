@@ -7,12 +7,39 @@
 #include "title.h"
 
 /*
- * Exports write hundreds of megabytes of these: plain puts and a hand-made
- * integer format, not printf's parsing, per field.
+ * Exports write hundreds of megabytes of these: into a buffer of our own
+ * with memcpy and a hand-made integer format, not printf or stdio per field.
  */
+static void flush_buffer(struct chrome_writer *writer)
+{
+	if (writer->used && fwrite(writer->buffer, 1, writer->used, writer->out) != writer->used)
+		writer->error = -EIO;
+	writer->used = 0;
+}
+
+static void put_bytes(void *ctx, const char *bytes, size_t length)
+{
+	struct chrome_writer *writer = ctx;
+
+	if (writer->used + length > sizeof(writer->buffer)) {
+		flush_buffer(writer);
+		if (length > sizeof(writer->buffer)) {
+			fwrite(bytes, 1, length, writer->out);
+			return;
+		}
+	}
+	memcpy(writer->buffer + writer->used, bytes, length);
+	writer->used += length;
+}
+
 static void put(struct chrome_writer *writer, const char *text)
 {
-	fputs(text, writer->out);
+	put_bytes(writer, text, strlen(text));
+}
+
+static void put_json(struct chrome_writer *writer, const char *text)
+{
+	json_escape(text, put_bytes, writer);
 }
 
 static void put_u64(struct chrome_writer *writer, uint64_t value)
@@ -23,15 +50,15 @@ static void put_u64(struct chrome_writer *writer, uint64_t value)
 		*--p = (char)('0' + value % 10);
 		value /= 10;
 	} while (value);
-	fwrite(p, 1, (size_t)(digits + sizeof(digits) - p), writer->out);
+	put_bytes(writer, p, (size_t)(digits + sizeof(digits) - p));
 }
 
 /* ,"key":value */
 static void put_field(struct chrome_writer *writer, const char *key, uint64_t value)
 {
-	fputs(",\"", writer->out);
-	fputs(key, writer->out);
-	fputs("\":", writer->out);
+	put(writer, ",\"");
+	put(writer, key);
+	put(writer, "\":");
 	put_u64(writer, value);
 }
 
@@ -74,17 +101,18 @@ static void name_track(struct chrome_writer *writer, uint32_t tgid, uint32_t tid
 	if (!idmap_get(&writer->processes_named, tgid, 0)) {
 		idmap_put(&writer->processes_named, tgid, 0, (void *)1);
 		begin_event(writer, "M", tgid, tgid);
-		fprintf(writer->out,
-			",\"name\":\"process_name\",\"args\":{\"name\":\"process %u\"}}", tgid);
+		put(writer, ",\"name\":\"process_name\",\"args\":{\"name\":\"process ");
+		put_u64(writer, tgid);
+		put(writer, "\"}}");
 	}
 	if (idmap_get(&writer->threads_named, tgid, tid))
 		return;
 	idmap_put(&writer->threads_named, tgid, tid, (void *)1);
 	snprintf(name, sizeof(name), "%s %u", role, tid);
 	begin_event(writer, "M", tgid, tid);
-	fputs(",\"name\":\"thread_name\",\"args\":{\"name\":", writer->out);
-	json_string(writer->out, name);
-	fputs("}}", writer->out);
+	put(writer, ",\"name\":\"thread_name\",\"args\":{\"name\":");
+	put_json(writer, name);
+	put(writer, "}}");
 }
 
 static void write_string_arg(struct chrome_writer *writer, const struct profile *profile,
@@ -93,7 +121,7 @@ static void write_string_arg(struct chrome_writer *writer, const struct profile 
 	put(writer, ",\"");
 	put(writer, key);
 	put(writer, "\":");
-	json_string(writer->out, profile_string(profile, tgid, address));
+	put_json(writer, profile_string(profile, tgid, address));
 }
 
 /* ,"key":"name" for names of ours, which need no escaping. */
@@ -116,8 +144,8 @@ static void on_op_done(void *ctx, const struct profile *profile, const struct pr
 	name_track(writer, op->tgid, op->tid, "thread");
 	op_title(profile, op, title, sizeof(title));
 	begin_event(writer, "X", op->tgid, op->tid);
-	fputs(",\"cat\":\"op\",\"name\":", writer->out);
-	json_string(writer->out, title);
+	put(writer, ",\"cat\":\"op\",\"name\":");
+	put_json(writer, title);
 	write_span(writer, op->begin_ns, op->end_ns);
 	put(writer, ",\"args\":{\"op\":");
 	put_u64(writer, op->id);
@@ -154,7 +182,7 @@ static void on_task_run(void *ctx, const struct profile *profile, const struct p
 	}
 	begin_event(writer, "X", run->tgid, run->tid);
 	put(writer, ",\"cat\":\"task\",\"name\":");
-	json_string(writer->out, profile_string(profile, run->tgid, run->task_name));
+	put_json(writer, profile_string(profile, run->tgid, run->task_name));
 	write_span(writer, run->begin_ns, run->end_ns);
 	put(writer, ",\"args\":{\"task\":");
 	put_u64(writer, run->task);
@@ -191,7 +219,7 @@ static void on_wait(void *ctx, const struct profile *profile, const struct profi
 	put(writer, optrace_wait_kind_name(wait->kind));
 	put(writer, "\"");
 	write_span(writer, wait->begin_ns, wait->end_ns);
-	fputs("}", writer->out);
+	put(writer, "}");
 }
 
 void chrome_writer_begin(struct chrome_writer *writer, FILE *out, uint64_t base_ns,
@@ -211,10 +239,11 @@ void chrome_writer_begin(struct chrome_writer *writer, FILE *out, uint64_t base_
 
 int chrome_writer_end(struct chrome_writer *writer)
 {
-	fputs("\n]}\n", writer->out);
+	put(writer, "\n]}\n");
+	flush_buffer(writer);
 	idmap_free(&writer->threads_named);
 	idmap_free(&writer->processes_named);
-	if (fflush(writer->out) || ferror(writer->out))
+	if (fflush(writer->out) || ferror(writer->out) || writer->error)
 		return -(errno ? errno : EIO);
 	return 0;
 }

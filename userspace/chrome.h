@@ -24,6 +24,8 @@ struct chrome_writer {
 	struct idmap threads_named; /* (tgid, tid) seen */
 	struct idmap processes_named;
 	int error;
+	size_t used;
+	char buffer[1 << 16]; /* the events, before they go to out */
 };
 
 /* Starts the document; fills consumer so that the profile feeds the writer. */

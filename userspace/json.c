@@ -42,34 +42,48 @@ static int is_plain(unsigned char c)
 	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
 }
 
-void json_string(FILE *out, const char *text)
+void json_escape(const char *text, json_emit_fn emit, void *ctx)
 {
 	const unsigned char *s = (const unsigned char *)text;
+	char escaped[8];
 
-	fputc('"', out);
+	emit(ctx, "\"", 1);
 	while (*s) {
 		const unsigned char *run = s;
 		int length;
 
-		/* Names are mostly plain: write them in one go. */
+		/* Names are mostly plain: pass them on in one go. */
 		while (is_plain(*s))
 			s++;
 		if (s > run)
-			fwrite(run, 1, (size_t)(s - run), out);
+			emit(ctx, (const char *)run, (size_t)(s - run));
 		if (!*s)
 			break;
 		length = utf8_sequence_length(s);
 		if (length == 0) {
-			fputs("\\ufffd", out);
+			emit(ctx, "\\ufffd", 6);
 			s++;
 		} else if (*s == '"' || *s == '\\') {
-			fprintf(out, "\\%c", *s++);
+			escaped[0] = '\\';
+			escaped[1] = (char)*s++;
+			emit(ctx, escaped, 2);
 		} else if (*s < 0x20 || *s == 0x7f) {
-			fprintf(out, "\\u%04x", *s++);
+			snprintf(escaped, sizeof(escaped), "\\u%04x", *s++);
+			emit(ctx, escaped, 6);
 		} else {
-			fwrite(s, 1, (size_t)length, out);
+			emit(ctx, (const char *)s, (size_t)length);
 			s += length;
 		}
 	}
-	fputc('"', out);
+	emit(ctx, "\"", 1);
+}
+
+static void emit_to_file(void *ctx, const char *bytes, size_t length)
+{
+	fwrite(bytes, 1, length, ctx);
+}
+
+void json_string(FILE *out, const char *text)
+{
+	json_escape(text, emit_to_file, out);
 }

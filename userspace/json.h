@@ -2,6 +2,7 @@
 #ifndef OPTRACE_JSON_H
 #define OPTRACE_JSON_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 /*
@@ -11,6 +12,10 @@
  * valid JSON.
  */
 void json_string(FILE *out, const char *s);
+
+/* The same, handing the bytes of the literal, in pieces, to emit. */
+typedef void (*json_emit_fn)(void *ctx, const char *bytes, size_t length);
+void json_escape(const char *text, json_emit_fn emit, void *ctx);
 
 /* Length of the valid UTF-8 sequence at s (1 to 4), or 0 if it is not one. */
 int utf8_sequence_length(const unsigned char *s);
