@@ -36,9 +36,9 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all lib optrace demo tests bench run-bench test install clean deps
+.PHONY: all lib optrace python demo tests bench run-bench test install clean deps
 
-all: lib optrace $(DEMO) tests bench
+all: lib optrace python $(DEMO) tests bench
 
 # A fresh machine needs nothing by hand: missing packages are installed once.
 DEPS_STAMP := $(OUTPUT)/.deps-ok
@@ -79,6 +79,27 @@ $(LIBOPTRACE): $(LIBOPTRACE_OBJS) $(PROBES_OBJ) probes/liboptrace.map | $(LIB_DI
 	$(Q)ln -sf $(LIBOPTRACE_SONAME) $(LIB_DIR)/liboptrace.so
 
 lib: $(LIBOPTRACE)
+
+# ---- the optrace Python module (Debian's python3 and python3-dev) ---------------
+
+PYTHON ?= /usr/bin/python3
+PY_INCLUDE := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
+PY_EXT_SUFFIX := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
+PY_DIR := $(OUTPUT)/python
+PY_MODULE := $(PY_DIR)/optrace$(PY_EXT_SUFFIX)
+# Where `make install` puts it: Debian's python3 reads PREFIX/lib/python3/dist-packages.
+PY_INSTALL_DIR ?= $(PREFIX)/lib/python3/dist-packages
+
+$(PY_DIR):
+	$(Q)mkdir -p $@
+
+# liboptrace beside it: .output/lib from .output/python, PREFIX/lib once installed.
+$(PY_MODULE): python/optrace.c $(wildcard include/optrace/*.h) $(LIBOPTRACE) | $(PY_DIR) $(DEPS_STAMP)
+	$(call msg,PYEXT,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -fno-strict-aliasing -I$(PY_INCLUDE) -shared \
+		-o $@ $< -L$(LIB_DIR) -loptrace -Wl,-rpath,'$$ORIGIN/../lib:$$ORIGIN/../..'
+
+python: $(PY_MODULE)
 
 # ---- BPF programs and the optrace command -----------------------------------
 
@@ -205,8 +226,9 @@ $(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) $(PRO
 tests: $(TEST_BINS)
 
 # One line "N passed, N failed" over every suite; non-zero on any failure.
-test: $(TEST_BINS) $(DEMO) $(OPTRACE)
-	$(Q)tests/run.sh $(TEST_BINS)
+test: $(TEST_BINS) $(DEMO) $(OPTRACE) $(PY_MODULE)
+	$(Q)PYTHON=$(PYTHON) PYTHONPATH=$(PY_DIR) OPTRACE_BUILD_DIR=$(OUTPUT) \
+		tests/run.sh $(TEST_BINS) tests/python/run.py
 
 # ---- benchmarks --------------------------------------------------------------
 
@@ -241,7 +263,7 @@ run-bench: $(BENCH_BINS) $(OPTRACE)
 
 # ---- install -----------------------------------------------------------------
 
-install: lib $(DEMO)
+install: lib $(DEMO) $(PY_MODULE) $(OPTRACE)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/optrace \
 		$(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/optrace
@@ -252,8 +274,10 @@ install: lib $(DEMO)
 	$(Q)install -m 0644 probes/optrace.d $(DESTDIR)$(PREFIX)/include/optrace/
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' probes/optrace.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/optrace.pc
-	$(Q)install -m 0755 $(DEMO) $(DESTDIR)$(PREFIX)/bin/
+	$(Q)install -m 0755 $(OPTRACE) $(DEMO) $(DESTDIR)$(PREFIX)/bin/
 	$(Q)install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/optrace/
+	$(Q)install -d $(DESTDIR)$(PY_INSTALL_DIR)
+	$(Q)install -m 0644 $(PY_MODULE) $(DESTDIR)$(PY_INSTALL_DIR)/
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

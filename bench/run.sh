@@ -12,6 +12,10 @@ echo "== untraced probe calls (caller built with -fno-plt)"
 "$out/bench/probe_untraced-noplt"
 
 echo
+echo "== untraced Python module (Debian's python3): with optrace.op, @optrace.trace"
+PYTHONPATH="$out/python" /usr/bin/python3 bench/python_untraced.py
+
+echo
 echo "== per probe hit, attached (needs root): floor, stat, record, bpftrace"
 if [ "$(id -u)" -eq 0 ]; then
 	bench/probe_overhead.sh "$out"

@@ -17,6 +17,7 @@ packages=(
 	check				# unit and integration tests
 	bpftrace			# cross-check of the probes in tests and benchmarks
 	bc time				# the benchmarks' arithmetic and peak memory
+	python3-dev python3-numpy	# the optrace Python module, the Python demo
 )
 
 missing=()

@@ -1,11 +1,33 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Runs every Check suite given and sums them into one closing line:
-# "N passed, N failed, N skipped". Exits non-zero on any failure.
+# "N passed, N failed, N skipped". Exits non-zero on any failure. A suite
+# ending in .py is a Python runner, run with $PYTHON (default /usr/bin/python3).
 set -uo pipefail
 
 passed=0 failed=0 skipped=0
 for suite in "$@"; do
+	# A Python runner (tests/python/run.py) ends with "python: N passed, N failed, N skipped".
+	if [[ "$suite" == *.py ]]; then
+		log=$(mktemp)
+		"${PYTHON:-/usr/bin/python3}" "$suite" >"$log" 2>&1
+		status=$?
+		cat "$log"
+		summary=$(grep -E '^python: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -n 1)
+		rm -f "$log"
+		if [ -z "$summary" ]; then
+			echo "FAIL: $suite crashed or printed no summary (exit $status)"
+			failed=$((failed + 1))
+			continue
+		fi
+		read -r p f s < <(echo "$summary" | sed -E 's/^python: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/')
+		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+		if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
+			echo "FAIL: $suite exited $status"
+			failed=$((failed + 1))
+		fi
+		continue
+	fi
 	log=$(mktemp)
 	"$suite" >"$log" 2>&1
 	status=$?

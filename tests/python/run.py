@@ -1,0 +1,40 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Runs tests/python/test_*.py with unittest and ends with one line that
+tests/run.sh reads:
+
+    python: N passed, N failed, N skipped
+
+Under CI=true a skipped test counts as failed, as the Check suites' do.
+Needs the optrace module on PYTHONPATH (tests/run.sh sets it).
+"""
+
+import os
+import sys
+import unittest
+
+
+def main():
+    # No __pycache__ in the source tree, here or in the demo's children.
+    sys.dont_write_bytecode = True
+    os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    here = os.path.dirname(os.path.abspath(__file__))
+    suite = unittest.defaultTestLoader.discover(here, pattern="test_*.py",
+                                                top_level_dir=here)
+    result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
+    failed = len(result.failures) + len(result.errors) + \
+        len(result.unexpectedSuccesses)
+    skipped = len(result.skipped)
+    passed = result.testsRun - failed - skipped
+    for test, reason in result.skipped:
+        print(f"SKIP: {test.id()}: {reason}")
+    if os.environ.get("CI") == "true" and skipped:
+        print(f"FAIL: {skipped} skipped, and CI=true does not allow a skip")
+        failed += skipped
+        skipped = 0
+    print(f"python: {passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
