@@ -374,7 +374,7 @@ static void on_op_done(void *ctx, const struct profile *profile, const struct pr
 	struct root_entry *entry;
 	char title[1024];
 
-	if (!process || !root)
+	if (!process || !root || (op->depth > 0 && !exporter->options->show_helpers))
 		return;
 	entry = idmap_get(&process->roots, root->id, 0);
 	if (!entry)
