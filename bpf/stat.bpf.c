@@ -111,6 +111,14 @@ struct {
 	__type(value, struct string_value);
 } strings SEC(".maps");
 
+/* Each traced process's name, noted when its first thread is seen. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct process_info);
+} processes SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, STAT_LOSS__COUNT);
@@ -200,6 +208,18 @@ static __always_inline void record_latency(struct latency *stats, __u64 duration
 	stats->self_ns += self_ns;
 }
 
+static __always_inline void note_process(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct process_info info = {};
+
+	if (bpf_map_lookup_elem(&processes, &tgid))
+		return;
+	BPF_CORE_READ_STR_INTO(&info.comm, task, group_leader, comm);
+	bpf_map_update_elem(&processes, &tgid, &info, BPF_NOEXIST);
+}
+
 static __always_inline struct thread_state *current_thread(bool create)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -211,6 +231,8 @@ static __always_inline struct thread_state *current_thread(bool create)
 	state = lookup_or_init(&threads, &tid, &zero_thread, &created);
 	if (!state)
 		count_loss(STAT_LOSS_THREADS_FULL);
+	if (created)
+		note_process();
 	return state;
 }
 

@@ -82,6 +82,11 @@ struct string_value {
 	__u8 unreadable; /* not mapped when the probe fired */
 };
 
+/* A traced process's command name, as ps shows it. */
+struct process_info {
+	char comm[16];
+};
+
 /* Everything lost is counted (per CPU; optrace prints the total). */
 enum stat_loss {
 	STAT_LOSS_MAP_FULL,	/* an aggregate map was full */

@@ -131,6 +131,11 @@ int stat_snapshot_read(struct stat_bpf *skel, struct stat_snapshot *snapshot, bo
 				  sizeof(struct string_value), offsetof(struct string_row, value),
 				  sizeof(struct string_row), NULL, false,
 				  (void **)&snapshot->strings, &snapshot->string_count);
+	err = err
+		      ?: read_map(bpf_map__fd(skel->maps.processes), sizeof(__u32),
+				  sizeof(struct process_info), offsetof(struct process_row, info),
+				  sizeof(struct process_row), NULL, false,
+				  (void **)&snapshot->processes, &snapshot->process_count);
 	if (err)
 		goto fail;
 

@@ -29,6 +29,7 @@ const char *stat_loss_name(int loss)
 
 void stat_snapshot_free(struct stat_snapshot *snapshot)
 {
+	free(snapshot->processes);
 	free(snapshot->ops);
 	free(snapshot->tasks);
 	free(snapshot->launches);
@@ -491,6 +492,17 @@ static void print_process_json(FILE *out, const struct stat_snapshot *snapshot, 
 	bool first;
 
 	fprintf(out, "{\"pid\":%u,", tgid);
+	for (size_t i = 0; i < snapshot->process_count; i++) {
+		char comm[17];
+
+		if (snapshot->processes[i].tgid != tgid)
+			continue;
+		memcpy(comm, snapshot->processes[i].info.comm, 16);
+		comm[16] = '\0';
+		fputs("\"command\":", out);
+		json_string(out, comm);
+		fputc(',', out);
+	}
 	print_ops_json(out, snapshot, tgid);
 
 	fputs(",\"fallbacks\":[", out);
@@ -563,6 +575,23 @@ static void print_process_json(FILE *out, const struct stat_snapshot *snapshot, 
 	fputs("]}", out);
 }
 
+/* " (name)" of process tgid, or "" when unknown; the name is made printable. */
+static const char *process_name(const struct stat_snapshot *snapshot, __u32 tgid)
+{
+	static char buffer[64];
+	char comm[17], safe[64];
+
+	for (size_t i = 0; i < snapshot->process_count; i++) {
+		if (snapshot->processes[i].tgid != tgid)
+			continue;
+		memcpy(comm, snapshot->processes[i].info.comm, 16);
+		comm[16] = '\0';
+		snprintf(buffer, sizeof(buffer), " (%s)", printable(comm, safe, sizeof(safe)));
+		return buffer;
+	}
+	return "";
+}
+
 static int compare_task_rows(const void *a, const void *b)
 {
 	const struct task_row *x = a, *y = b;
@@ -606,7 +635,8 @@ void stat_print(FILE *out, struct stat_snapshot *snapshot, const struct stat_pri
 	if (!count)
 		fprintf(out, "no operations traced\n");
 	for (size_t i = 0; i < count; i++) {
-		fprintf(out, "%s== process %u\n", i ? "\n" : "", tgids[i]);
+		fprintf(out, "%s== process %u%s\n", i ? "\n" : "", tgids[i],
+			process_name(snapshot, tgids[i]));
 		print_ops_text(out, snapshot, tgids[i], options);
 		print_fallbacks_text(out, snapshot, tgids[i]);
 		print_tasks_text(out, snapshot, tgids[i]);

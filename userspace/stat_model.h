@@ -45,7 +45,14 @@ struct string_row {
 	struct string_value value;
 };
 
+struct process_row {
+	__u32 tgid;
+	struct process_info info;
+};
+
 struct stat_snapshot {
+	struct process_row *processes; /* names, where known */
+	size_t process_count;
 	struct op_row *ops;
 	size_t op_count;
 	struct task_row *tasks;
@@ -86,7 +93,8 @@ struct stat_print_options {
 };
 
 /* One report of every process in the snapshot (whose rows it sorts: slowest first). */
-void stat_print(FILE *out, struct stat_snapshot *snapshot, const struct stat_print_options *options);
+void stat_print(FILE *out, struct stat_snapshot *snapshot,
+		const struct stat_print_options *options);
 
 const char *stat_loss_name(int loss);
 
