@@ -354,7 +354,8 @@ START_TEST(test_sigint_prints_and_exits)
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "optrace stat: status %d",
 		      status);
 	text = read_file(out);
-	ck_assert_msg(strstr(text, "OPERATION") && strstr(text, "demo."),
+	ck_assert_msg(strstr(text, "OPERATION") && strstr(text, "demo.") &&
+			      strstr(text, "(optrace-demo)"),
 		      "no table after SIGINT:\n%s", text);
 	ck_assert(!semaphores_armed(demo));
 	stop_demo(demo);
