@@ -89,6 +89,25 @@ static int push(struct profile_thread *thread, struct profile_op *op)
 	return 0;
 }
 
+static void close_op(struct profile *profile, struct profile_op *op, uint64_t end_ns);
+
+/*
+ * Ends whose begin is on the stack above depth never came (a lost record, a
+ * runtime that skipped an end): close those operations there, marked cut,
+ * so that one loss does not leave their callers open to the capture's end.
+ */
+static void unwind_to(struct profile *profile, struct profile_thread *thread, size_t depth,
+		      uint64_t end_ns)
+{
+	while (thread->depth > depth) {
+		struct profile_op *op = thread->stack[--thread->depth];
+
+		op->cut = true;
+		profile->stats.cut_ops++;
+		close_op(profile, op, end_ns);
+	}
+}
+
 static int op_begin(struct profile *profile, const struct record_event *event)
 {
 	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
@@ -96,6 +115,8 @@ static int op_begin(struct profile *profile, const struct record_event *event)
 
 	if (!thread || !op)
 		goto nomem;
+	/* The probe's depth is the runtime's own: deeper open ops missed their end. */
+	unwind_to(profile, thread, (size_t)event->args[2], event->timestamp);
 	op->tgid = event->tgid;
 	op->tid = event->tid;
 	op->id = event->args[0];
@@ -140,12 +161,18 @@ static void op_end(struct profile *profile, const struct record_event *event)
 {
 	struct profile_thread *thread = idmap_get(&profile->threads, event->tgid, event->tid);
 	struct profile_op *op;
+	size_t at;
 
 	/* Operations end in reverse order of their begins, on their thread. */
-	if (!thread || !thread->depth || thread->stack[thread->depth - 1]->id != event->args[0]) {
+	for (at = thread ? thread->depth : 0; at > 0; at--) {
+		if (thread->stack[at - 1]->id == event->args[0])
+			break;
+	}
+	if (!at) {
 		profile->stats.unmatched++;
 		return;
 	}
+	unwind_to(profile, thread, at, event->timestamp);
 	op = thread->stack[--thread->depth];
 	op->status = (int)(int64_t)event->args[1];
 	close_op(profile, op, event->timestamp);
@@ -181,7 +208,8 @@ static int task_launch(struct profile *profile, const struct record_event *event
 		return -ENOMEM;
 	task->id = event->args[0];
 	task->op = idmap_get(&profile->ops, event->tgid, event->args[1]);
-	task->root = idmap_get(&profile->ops, event->tgid, event->args[2]);
+	/* The root is the op's ancestor: alive as long as the op is. */
+	task->root = task->op ? idmap_get(&profile->ops, event->tgid, event->args[2]) : NULL;
 	task->name = event->args[3];
 	task->points = (uint32_t)event->args[4];
 	task->launch_ns = event->timestamp;
@@ -195,9 +223,9 @@ static int task_launch(struct profile *profile, const struct record_event *event
 		free(task);
 		return -ENOMEM;
 	}
-	/* The op stays until its points have run: its title says where. */
+	/* The op stays until the task's points have run: its title says where. */
 	if (task->op)
-		task->op->pending += task->points;
+		task->op->pending++;
 	if (profile->consumer.task_launch)
 		profile->consumer.task_launch(profile->consumer.ctx, profile, event->tgid,
 					      task->name, task->root_name, task->points);
@@ -228,7 +256,7 @@ static void task_begin(struct profile *profile, const struct record_event *event
 	run->launch_ns = task->launch_ns;
 	run->begin_ns = event->timestamp;
 	run->op = task->op;
-	run->root = task->root;
+	run->root = task->op ? task->root : NULL;
 	run->op_name = task->op_name;
 	run->root_name = task->root_name;
 }
@@ -239,6 +267,9 @@ static void finish_run(struct profile *profile, struct profile_run *run, uint64_
 	struct profile_task *task = idmap_get(&profile->tasks, run->tgid, run->task);
 	struct profile_op *op = task ? task->op : NULL;
 
+	/* Taken again from the task: a run past the task's points finds it gone. */
+	run->op = op;
+	run->root = op ? task->root : NULL;
 	run->end_ns = end_ns > run->begin_ns ? end_ns : run->begin_ns;
 	if (op && run->variant >= 0 && run->variant < OPTRACE_VARIANT__COUNT) {
 		op->points[run->variant]++;
@@ -250,11 +281,10 @@ static void finish_run(struct profile *profile, struct profile_run *run, uint64_
 	run->task = 0;
 	if (!task)
 		return;
-	task->ended++;
-	if (task->ended >= task->points) {
-		idmap_remove(&profile->tasks, run->tgid, task->id);
-		free(task);
-	}
+	if (++task->ended < task->points)
+		return;
+	idmap_remove(&profile->tasks, run->tgid, task->id);
+	free(task);
 	if (op)
 		release(profile, op);
 }
@@ -411,7 +441,7 @@ void profile_finish(struct profile *profile)
 
 		if (!task)
 			continue;
-		for (uint32_t p = task->ended; p < task->points && task->op; p++)
+		if (task->op)
 			release(profile, task->op);
 		free(task);
 	}

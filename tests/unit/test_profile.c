@@ -261,6 +261,55 @@ START_TEST(test_many_ops_counted)
 }
 END_TEST
 
+START_TEST(test_runs_past_the_points_and_huge_counts)
+{
+	strings();
+	feed(100, MAIN, RECORD_OP_BEGIN, 1, 0, 0, MEAN, SITE);
+	/* A one-point task that two workers both run (a buggy runtime). */
+	feed(110, MAIN, RECORD_TASK_LAUNCH, 7, 1, 1, REDUCE, 1);
+	feed(120, WORKER, RECORD_TASK_BEGIN, 7, 0, OPTRACE_VARIANT_CPU, 0, 0);
+	feed(121, WORKER + 1, RECORD_TASK_BEGIN, 7, 0, OPTRACE_VARIANT_CPU, 1, 0);
+	/* A task claiming 2^32 - 1 points must not wrap the op's count. */
+	feed(122, MAIN, RECORD_TASK_LAUNCH, 8, 1, 1, REDUCE, 0xffffffffULL);
+	feed(130, WORKER, RECORD_TASK_END, 7, 0, 0, 0, 0);
+	feed(140, MAIN, RECORD_OP_END, 1, 0, 0, 0, 0);
+	feed(150, WORKER + 1, RECORD_TASK_END, 7, 0, 0, 0, 0);
+	ck_assert_int_eq(done_count, 0); /* task 8's points hold it */
+	profile_finish(&profile);
+
+	ck_assert_int_eq(run_count, 2);
+	ck_assert_ptr_nonnull(runs[0].op);
+	ck_assert_ptr_null(runs[1].op); /* the task was complete: no stale op */
+	ck_assert_int_eq(done_count, 1);
+	ck_assert(!done[0].cut);
+}
+END_TEST
+
+START_TEST(test_missed_ends_are_closed_where_found)
+{
+	strings();
+	feed(100, MAIN, RECORD_OP_BEGIN, 1, 0, 0, MEAN, SITE);
+	feed(110, MAIN, RECORD_OP_BEGIN, 2, 1, 1, SUM, SITE);
+	/* sum's end was lost: mean's end closes it there. */
+	feed(130, MAIN, RECORD_OP_END, 1, 0, 0, 0, 0);
+	feed(140, MAIN, RECORD_OP_BEGIN, 3, 0, 0, MEAN, SITE);
+	/* mean #3's end was lost too: the next op at depth 0 closes it. */
+	feed(150, MAIN, RECORD_OP_BEGIN, 4, 0, 0, DIVIDE, SITE);
+	feed(160, MAIN, RECORD_OP_END, 4, 0, 0, 0, 0);
+	profile_finish(&profile);
+
+	ck_assert_int_eq(done_count, 4);
+	ck_assert_str_eq(done_names[0], "sum");
+	ck_assert(done[0].cut);
+	ck_assert_uint_eq(done[0].end_ns, 130);
+	ck_assert(!done[1].cut); /* mean #1 ended properly */
+	ck_assert(done[2].cut);
+	ck_assert_uint_eq(done[2].end_ns, 150);
+	ck_assert_str_eq(done_names[3], "divide");
+	ck_assert_uint_eq(profile.stats.cut_ops, 2);
+}
+END_TEST
+
 /* The report's rows: by name, or by name and call site. */
 static size_t report_rows(bool by_site, bool internal, __u64 *sites)
 {
@@ -316,6 +365,8 @@ int main(void)
 	tcase_add_test(tc, test_waits_and_bad_records);
 	tcase_add_test(tc, test_many_ops_counted);
 	tcase_add_test(tc, test_report_groups_by_call_site);
+	tcase_add_test(tc, test_runs_past_the_points_and_huge_counts);
+	tcase_add_test(tc, test_missed_ends_are_closed_where_found);
 	suite_add_tcase(suite, tc);
 
 	return run_suite(suite);
