@@ -6,7 +6,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/usdt.bpf.h>
+#include "usdt_fetch.bpf.h"
 
 SEC("usdt")
 int BPF_USDT(op_begin)

@@ -11,7 +11,6 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/usdt.bpf.h>
 
 #include "targets.bpf.h"
 #include "usdt_fetch.bpf.h"
@@ -79,7 +78,7 @@ static __always_inline void send_string(__u64 pid_tgid, __u64 address)
 		record->text[0] = '\0';
 		record->unreadable = 1;
 		count_loss(RECORD_LOSS_STRING_UNREADABLE);
-	} else if (length == sizeof(record->text)) {
+	} else if (string_was_cut(address, length, sizeof(record->text))) {
 		record->truncated = 1;
 		count_loss(RECORD_LOSS_STRING_TRUNCATED);
 	}

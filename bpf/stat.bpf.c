@@ -11,7 +11,6 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/usdt.bpf.h>
 
 #include "targets.bpf.h"
 #include "usdt_fetch.bpf.h"
@@ -184,7 +183,7 @@ static __always_inline void copy_string(__u32 tgid, __u64 address)
 	if (length < 0) {
 		value.unreadable = 1;
 		count_loss(STAT_LOSS_STRING_UNREADABLE);
-	} else if (length == sizeof(value.text)) {
+	} else if (string_was_cut(address, length, sizeof(value.text))) {
 		value.truncated = 1;
 		count_loss(STAT_LOSS_STRING_TRUNCATED);
 	}

@@ -9,6 +9,11 @@
 #ifndef OPTRACE_USDT_FETCH_BPF_H
 #define OPTRACE_USDT_FETCH_BPF_H
 
+/*
+ * Each attached process takes one argument specification per probe site:
+ * room for -p with the most processes optrace takes, and for -a.
+ */
+#define BPF_USDT_MAX_SPEC_CNT 2048
 #include <bpf/usdt.bpf.h>
 
 /*
@@ -116,6 +121,19 @@ static __always_inline int usdt_fetch(struct pt_regs *ctx, __u64 *args, int coun
 		args[i] = value;
 	}
 	return 0;
+}
+
+/*
+ * bpf_probe_read_user_str() returns its buffer's size both for a string
+ * that exactly fills it and for one it cut: the byte after tells which.
+ */
+static __always_inline bool string_was_cut(__u64 address, long length, long size)
+{
+	char next = 0;
+
+	if (length != size)
+		return false;
+	return bpf_probe_read_user(&next, 1, (void *)(address + size - 1)) || next;
 }
 
 #define ___usdt_pass0()

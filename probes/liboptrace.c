@@ -90,12 +90,29 @@ uint64_t optrace_op_begin(const char *name, const char *callsite)
 	return op;
 }
 
+/*
+ * The depth after op ends. A runtime that skipped an end (an exception, an
+ * early return) would otherwise leave every later operation of the thread
+ * a "helper": a traced op found deeper in the stack closes what is above it.
+ */
+static uint32_t depth_after(const struct thread_state *t, uint64_t op)
+{
+	uint32_t depth = t->depth;
+
+	if (op && depth && depth <= OPTRACE_STACK_DEPTH && t->stack[depth - 1] != op) {
+		for (uint32_t i = depth - 1; i-- > 0;) {
+			if (t->stack[i] == op)
+				return i;
+		}
+	}
+	return depth ? depth - 1 : 0;
+}
+
 void optrace_op_end(uint64_t op, int status)
 {
 	struct thread_state *t = &thread_state;
 
-	if (t->depth)
-		t->depth--;
+	t->depth = depth_after(t, op);
 	if (op && OPTRACE_OP_END_ENABLED())
 		OPTRACE_OP_END(op, status);
 }

@@ -59,6 +59,14 @@ static bool is_usdt_program(const struct bpf_program *prog)
 	return !strcmp(bpf_program__section_name(prog), "usdt");
 }
 
+static int is_end_probe(const struct bpf_program *prog)
+{
+	const char *name = bpf_program__name(prog);
+	size_t length = strlen(name);
+
+	return length > 4 && !strcmp(name + length - 4, "_end");
+}
+
 int attacher_prepare(struct attacher *attacher, struct bpf_object *obj, enum attach_mode mode)
 {
 	struct bpf_program *prog;
@@ -225,15 +233,21 @@ int attacher_attach(struct attacher *attacher, const char *path, pid_t pid)
 		if (err)
 			return err;
 	}
-	bpf_object__for_each_program (prog, attacher->obj) {
-		if (!is_usdt_program(prog))
-			continue;
-		if (attacher->uprobe_multi)
-			err = attach_multi(attacher, prog, &notes, path, pid);
-		else
-			err = attach_perf_event(attacher, prog, path, pid);
-		if (err)
-			break;
+	/*
+	 * The ends first: an operation that begins while optrace attaches
+	 * then always has its end seen, never a begin without an end.
+	 */
+	for (int ends = 1; ends >= 0 && !err; ends--) {
+		bpf_object__for_each_program (prog, attacher->obj) {
+			if (!is_usdt_program(prog) || is_end_probe(prog) != ends)
+				continue;
+			if (attacher->uprobe_multi)
+				err = attach_multi(attacher, prog, &notes, path, pid);
+			else
+				err = attach_perf_event(attacher, prog, path, pid);
+			if (err)
+				break;
+		}
 	}
 	usdt_notes_free(&notes);
 	return err;

@@ -87,8 +87,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_RINGBUF:
 		value = tracer_parse_positive(arg, state, "ring buffer size");
-		if (value & (value - 1) || value > 4096)
-			argp_error(state, "--ringbuf takes a power of two, at most 4096 (MiB)");
+		if (value & (value - 1) || value > 1024)
+			argp_error(state, "--ringbuf takes a power of two, at most 1024 (MiB)");
 		env.ringbuf_mb = value;
 		return 0;
 	case 'q':

@@ -9,6 +9,10 @@
 #include "stat.skel.h"
 #include "stat_maps.h"
 
+#ifndef ENOTSUPP
+#define ENOTSUPP 524 /* the kernel's "not supported", which libc does not name */
+#endif
+
 /* Per-CPU values come back as one 8-byte-aligned value per possible CPU. */
 #define ROUND_UP8(x) (((x) + 7) & ~(size_t)7)
 
@@ -31,6 +35,26 @@ static void sum_launch(void *into, const void *cpu_value)
 static void sum_u64(void *into, const void *cpu_value)
 {
 	*(__u64 *)into += *(const __u64 *)cpu_value;
+}
+
+/*
+ * The value at key; with clear, taken out of the map in the same step, so
+ * that nothing counted between a read and a delete is lost (kernels before
+ * 5.14 lack that for per-CPU maps: there, read then delete at once).
+ */
+static int take(int fd, const void *key, void *values, bool clear)
+{
+	int err;
+
+	if (!clear)
+		return bpf_map_lookup_elem(fd, key, values);
+	err = bpf_map_lookup_and_delete_elem(fd, key, values);
+	if (err != -EINVAL && err != -ENOTSUPP && err != -EOPNOTSUPP)
+		return err;
+	err = bpf_map_lookup_elem(fd, key, values);
+	if (!err)
+		bpf_map_delete_elem(fd, key);
+	return err;
 }
 
 /*
@@ -57,7 +81,7 @@ static int read_map(int fd, size_t key_size, size_t value_size, size_t value_off
 
 		memcpy(key, next, key_size);
 		previous = key;
-		if (bpf_map_lookup_elem(fd, key, values))
+		if (take(fd, key, values, clear))
 			continue; /* deleted meanwhile */
 		if (count == capacity) {
 			char *grown;
@@ -80,10 +104,6 @@ static int read_map(int fd, size_t key_size, size_t value_size, size_t value_off
 			memcpy(row + value_offset, values, value_size);
 		}
 		count++;
-	}
-	if (!err && clear) {
-		for (size_t i = 0; i < count; i++)
-			bpf_map_delete_elem(fd, rows + i * row_size);
 	}
 	free(values);
 	if (err) {

@@ -249,6 +249,8 @@ static int start_command(struct tracer *tracer, int *release_fd)
 		char go;
 
 		close(pipe_fds[1]);
+		/* optrace ignores SIGPIPE; an ignored signal would stay so past exec. */
+		signal(SIGPIPE, SIG_DFL);
 		if (read(pipe_fds[0], &go, 1) != 1)
 			_exit(127); /* optrace gave up */
 		execvp(tracer_options.command[0], tracer_options.command);
@@ -352,6 +354,11 @@ int tracer_finish(struct tracer *tracer, bool interrupted)
 		fprintf(stderr, "optrace: the command exited with status %d\n",
 			WEXITSTATUS(tracer->child_status));
 		return WEXITSTATUS(tracer->child_status);
+	}
+	if (WIFSIGNALED(tracer->child_status)) {
+		fprintf(stderr, "optrace: the command was killed by signal %d (%s)\n",
+			WTERMSIG(tracer->child_status), strsignal(WTERMSIG(tracer->child_status)));
+		return 128 + WTERMSIG(tracer->child_status);
 	}
 	return 0;
 }

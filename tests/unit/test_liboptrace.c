@@ -223,6 +223,26 @@ START_TEST(test_attach_mid_operation_keeps_depth)
 }
 END_TEST
 
+START_TEST(test_a_skipped_end_does_not_nest_what_follows)
+{
+	uint64_t outer, inner, next;
+
+	start_tracing();
+	outer = optrace_op_begin("outer", OPTRACE_CALLSITE);
+	inner = optrace_op_begin("inner", OPTRACE_CALLSITE);
+	(void)inner; /* its end is skipped, as by an exception */
+	optrace_op_end(outer, OPTRACE_STATUS_ERROR);
+	next = optrace_op_begin("next", OPTRACE_CALLSITE);
+	optrace_op_end(next, OPTRACE_STATUS_OK);
+	self_trace_stop();
+	collect();
+
+	ck_assert_uint_eq(nth("op_begin", 2)->args[0], next);
+	ck_assert_uint_eq(nth("op_begin", 2)->args[1], 0); /* a top-level op again */
+	ck_assert_uint_eq(nth("op_begin", 2)->args[2], 0);
+}
+END_TEST
+
 START_TEST(test_task_launch_carries_root)
 {
 	static const char task_name[] = "BinaryOp";
@@ -350,6 +370,7 @@ int main(void)
 	tcase_add_test(tc, test_ids_unique_and_parents_per_thread);
 	tcase_add_test(tc, test_deep_nesting_keeps_depth);
 	tcase_add_test(tc, test_attach_mid_operation_keeps_depth);
+	tcase_add_test(tc, test_a_skipped_end_does_not_nest_what_follows);
 	tcase_add_test(tc, test_task_launch_carries_root);
 	tcase_add_test(tc, test_fallback_and_waits);
 	tcase_add_test(tc, test_rt_init_takes_rank_from_launcher);
