@@ -78,7 +78,10 @@ static int load_base(pid_t pid, const struct library *library, unsigned long *ba
 		if (!path || sscanf(line, "%lx-%*x %*s %lx", &start, &offset) != 2)
 			continue;
 		path[strcspn(path, "\n")] = '\0';
-		if (offset == 0 && !strcmp(path, library->mapped_path)) {
+		if (offset == 0 &&
+		    !strncmp(path, library->mapped_path, strlen(library->mapped_path)) &&
+		    (!path[strlen(library->mapped_path)] ||
+		     path[strlen(library->mapped_path)] == ' ')) {
 			*base = start;
 			err = 0;
 			break;

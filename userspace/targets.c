@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,18 @@ int is_liboptrace_name(const char *path)
 	return 1;
 }
 
+/* Takes " (deleted)" off a mapping's path; true if it was there. */
+static bool strip_deleted(char *path)
+{
+	static const char suffix[] = " (deleted)";
+	size_t length = strlen(path);
+
+	if (length < sizeof(suffix) || strcmp(path + length - (sizeof(suffix) - 1), suffix))
+		return false;
+	path[length - (sizeof(suffix) - 1)] = '\0';
+	return true;
+}
+
 int find_liboptrace(pid_t pid, struct library *library)
 {
 	char maps_path[64], *line = NULL;
@@ -42,15 +55,26 @@ int find_liboptrace(pid_t pid, struct library *library)
 		return errno == ENOENT ? -ESRCH : -errno;
 	while (getline(&line, &size, maps) > 0) {
 		char *path = strchr(line, '/');
+		unsigned long start, end;
 		struct stat st;
 
 		if (!path)
 			continue;
 		path[strcspn(path, "\n")] = '\0';
-		if (!is_liboptrace_name(path))
+		/*
+		 * A library replaced on disk (an upgrade, make install) stays
+		 * mapped: its file is still reachable through map_files.
+		 */
+		if (strip_deleted(path) && is_liboptrace_name(path) &&
+		    sscanf(line, "%lx-%lx", &start, &end) == 2)
+			snprintf(library->path, sizeof(library->path), "/proc/%d/map_files/%lx-%lx",
+				 pid, start, end);
+		else if (is_liboptrace_name(path))
+			snprintf(library->path, sizeof(library->path), "/proc/%d/root%s", pid,
+				 path);
+		else
 			continue;
 		snprintf(library->mapped_path, sizeof(library->mapped_path), "%s", path);
-		snprintf(library->path, sizeof(library->path), "/proc/%d/root%s", pid, path);
 		if (stat(library->path, &st)) {
 			err = -errno;
 			continue;

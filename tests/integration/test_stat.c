@@ -364,6 +364,41 @@ START_TEST(test_sigint_prints_and_exits)
 }
 END_TEST
 
+/* A runtime whose liboptrace was replaced on disk (an upgrade) is still traced. */
+START_TEST(test_replaced_library)
+{
+	char *copy = test_path("copy"), command[1024], pid_text[16], *json = test_path("rep.json");
+	char *demo_copy, *argv[] = { OPTRACE, "stat", "--json", "-d", "2", "-p", pid_text, NULL };
+	int processes;
+	pid_t demo;
+
+	NEED_BPF();
+	snprintf(command, sizeof(command),
+		 "mkdir -p %s/bin %s/lib && cp %s %s/bin/ && cp %s/lib/liboptrace.so.1 "
+		 "%s/lib/liboptrace.so.1",
+		 copy, copy, DEMO, copy, OPTRACE_BUILD_DIR, copy);
+	ck_assert_int_eq(system(command), 0);
+	ck_assert_int_gt(asprintf(&demo_copy, "%s/bin/optrace-demo", copy), 0);
+	demo = fork();
+	ck_assert_int_ge(demo, 0);
+	if (demo == 0) {
+		execl(demo_copy, demo_copy, "--forever", "-q", "--truth", "/dev/null",
+		      (char *)NULL);
+		_exit(127);
+	}
+	usleep(300 * 1000);
+	snprintf(command, sizeof(command), "rm %s/lib/liboptrace.so.1", copy);
+	ck_assert_int_eq(system(command), 0);
+	snprintf(pid_text, sizeof(pid_text), "%d", demo);
+	ck_assert_int_eq(run_command(argv, json, NULL, 60), 0);
+	ck_assert_int_gt(total_ops(json, &processes), 0);
+	stop_demo(demo);
+	free(demo_copy);
+	free(copy);
+	free(json);
+}
+END_TEST
+
 START_TEST(test_clear_errors)
 {
 	char *err_path = test_path("err.txt"), *text;
@@ -438,6 +473,7 @@ int main(void)
 	tcase_add_test(tc, test_all_covers_later_processes);
 	tcase_add_test(tc, test_target_exits_mid_trace);
 	tcase_add_test(tc, test_sigint_prints_and_exits);
+	tcase_add_test(tc, test_replaced_library);
 	tcase_add_test(tc, test_clear_errors);
 	suite_add_tcase(suite, tc);
 
