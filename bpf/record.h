@@ -17,7 +17,6 @@ enum record_type {
 	RECORD_WAIT_BEGIN,
 	RECORD_WAIT_END,
 	RECORD_STRING, /* struct record_string */
-	RECORD_EXIT,   /* a traced process exited: args[0] = exit code */
 	RECORD__COUNT
 };
 

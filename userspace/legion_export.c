@@ -297,7 +297,7 @@ static void on_op_begin(void *ctx, const struct profile *profile, const struct p
 	entry->op = op->id;
 	entry->begin_ns = op->begin_ns;
 	issuer->queue[issuer->count++] = entry;
-	idmap_put(&process->roots, op->id, 0, entry);
+	idmap_put(&process->roots, 0, op->id, entry);
 }
 
 static int compare_helpers(const void *a, const void *b)
@@ -352,7 +352,7 @@ static void flush_issuer(struct exporter *exporter, struct process *process, str
 		struct root_entry *entry = issuer->queue[issuer->head++];
 
 		write_root(exporter, issuer, entry);
-		idmap_remove(&process->roots, entry->op, 0);
+		idmap_remove(&process->roots, 0, entry->op);
 		free_entry(entry);
 	}
 	if (issuer->head == issuer->count)
@@ -376,7 +376,7 @@ static void on_op_done(void *ctx, const struct profile *profile, const struct pr
 
 	if (!process || !root || (op->depth > 0 && !exporter->options->show_helpers))
 		return;
-	entry = idmap_get(&process->roots, root->id, 0);
+	entry = idmap_get(&process->roots, 0, root->id);
 	if (!entry)
 		return;
 	op_title(profile, op, title, sizeof(title));
@@ -419,12 +419,12 @@ static enum legion_prof_proc_kind proc_kind(int variant)
 
 static uint32_t task_id_of(struct process *process, uint64_t name, const char *text)
 {
-	uintptr_t id = (uintptr_t)idmap_get(&process->tasks, name, 0);
+	uintptr_t id = (uintptr_t)idmap_get(&process->tasks, 0, name);
 
 	if (id)
 		return (uint32_t)id;
 	id = process->next_task_id++;
-	idmap_put(&process->tasks, name, 0, (void *)id);
+	idmap_put(&process->tasks, 0, name, (void *)id);
 	legion_prof_task_kind(process->prof, (uint32_t)id, text);
 	return (uint32_t)id;
 }
