@@ -399,6 +399,37 @@ START_TEST(test_replaced_library)
 }
 END_TEST
 
+/* optrace killed with SIGKILL: the kernel detaches, the target runs on untraced. */
+START_TEST(test_sigkill_detaches)
+{
+	char pid_text[16];
+	pid_t demo, tracer;
+	int status;
+
+	NEED_BPF();
+	demo = start_forever_demo("truth.txt");
+	snprintf(pid_text, sizeof(pid_text), "%d", demo);
+	tracer = fork();
+	ck_assert_int_ge(tracer, 0);
+	if (tracer == 0) {
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(126);
+		execl(OPTRACE, OPTRACE, "stat", "-p", pid_text, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 100 && !semaphores_armed(demo); i++)
+		usleep(50 * 1000);
+	ck_assert(semaphores_armed(demo));
+	kill(tracer, SIGKILL);
+	ck_assert_int_eq(waitpid(tracer, &status, 0), tracer);
+	for (int i = 0; i < 100 && semaphores_armed(demo); i++)
+		usleep(50 * 1000);
+	ck_assert(!semaphores_armed(demo));
+	status = stop_demo(demo);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+END_TEST
+
 START_TEST(test_clear_errors)
 {
 	char *err_path = test_path("err.txt"), *text;
@@ -474,6 +505,7 @@ int main(void)
 	tcase_add_test(tc, test_target_exits_mid_trace);
 	tcase_add_test(tc, test_sigint_prints_and_exits);
 	tcase_add_test(tc, test_replaced_library);
+	tcase_add_test(tc, test_sigkill_detaches);
 	tcase_add_test(tc, test_clear_errors);
 	suite_add_tcase(suite, tc);
 
