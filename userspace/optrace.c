@@ -120,8 +120,14 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+		char name[32];
+
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		/* argp names the program by argv[0]: "Usage: optrace stat ...". */
+		snprintf(name, sizeof(name), "optrace %s", commands[i].name);
+		argv[1] = name;
+		return commands[i].run(argc - 1, argv + 1);
 	}
 	fprintf(stderr, "optrace: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);

@@ -45,8 +45,8 @@ static const char stat_doc[] =
 	"    optrace stat -p 1234 -p 1240 -d 30 # two processes for 30 s\n"
 	"    optrace stat -p 1234 5 3           # every 5 s, three times\n"
 	"    optrace stat -a                    # every process mapping liboptrace\n"
-	"    optrace stat --json -- ./app -n 10 # run a command, trace it and its children\n"
-	"    optrace stat --show-helpers -p 1234  # helper operations under their callers\n";
+	"    optrace stat --json -- ./app -n 10 # a command and all its children\n"
+	"    optrace stat --show-helpers -p 1234 # helpers under their callers\n";
 
 static const char top_doc[] =
 	"A live screen of the operations of running runtimes, slowest first,\n"
