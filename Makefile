@@ -211,6 +211,60 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c tests/integration/test_*.c)
 TEST_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(TEST_SRCS)))
 TEST_CFLAGS := $(ALL_CFLAGS) -Itests/lib -DOPTRACE_BUILD_DIR='"$(OUTPUT)"'
 
+# ---- liboptrace-cupti (only where the CUPTI headers are found) ----- BEGIN --
+# Built from probes/cupti/*.c into .output/lib/liboptrace-cupti.so; CUPTI is
+# dlopen()ed at run time, never linked. Without the headers neither the
+# library nor tests/unit/test_cupti_*.c is built.
+CUDA_HOME ?= /usr/local/cuda
+CUPTI_HEADER := $(firstword $(wildcard $(CUDA_HOME)/include/cupti_activity.h \
+	$(CUDA_HOME)/extras/CUPTI/include/cupti_activity.h))
+ifneq ($(CUPTI_HEADER),)
+CUPTI_DIR := $(OUTPUT)/probes/cupti
+CUPTI_CFLAGS := $(ALL_CFLAGS) -I$(CUPTI_DIR) -isystem $(CUDA_HOME)/include \
+	-isystem $(CUDA_HOME)/extras/CUPTI/include -fvisibility=hidden
+CUPTI_PROBES_HEADER := $(CUPTI_DIR)/optrace_gpu_probes.h
+CUPTI_PROBES_OBJ := $(CUPTI_DIR)/optrace_gpu_semaphores.o
+CUPTI_SRCS := $(wildcard probes/cupti/*.c)
+CUPTI_OBJS := $(patsubst probes/cupti/%.c,$(CUPTI_DIR)/%.o,$(CUPTI_SRCS))
+# What the tests link: everything but the injection entry (probes, dlopen).
+CUPTI_TEST_OBJS := $(filter-out $(CUPTI_DIR)/injection.o,$(CUPTI_OBJS))
+LIBOPTRACE_CUPTI := $(LIB_DIR)/liboptrace-cupti.so
+
+$(CUPTI_DIR):
+	$(Q)mkdir -p $@
+
+$(CUPTI_PROBES_HEADER): probes/cupti/optrace_gpu.d | $(CUPTI_DIR) $(DEPS_STAMP)
+	$(call msg,DTRACE,$@)
+	$(Q)$(DTRACE) -h -s $< -o $@
+
+$(CUPTI_PROBES_OBJ): probes/cupti/optrace_gpu.d | $(CUPTI_DIR) $(DEPS_STAMP)
+	$(call msg,DTRACE,$@)
+	$(Q)CFLAGS=-fPIC $(DTRACE) -G -s $< -o $@
+
+$(CUPTI_DIR)/%.o: probes/cupti/%.c $(wildcard probes/cupti/*.h) include/optrace/gpu.h \
+		$(CUPTI_PROBES_HEADER) | $(CUPTI_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CUPTI_CFLAGS) -c $< -o $@
+
+$(LIBOPTRACE_CUPTI): $(CUPTI_OBJS) $(CUPTI_PROBES_OBJ) | $(LIB_DIR)
+	$(call msg,LIB,$@)
+	$(Q)$(CC) -shared -pthread -o $@ $^ -ldl
+
+lib: $(LIBOPTRACE_CUPTI)
+
+$(OUTPUT)/tests/test_cupti_%: tests/unit/test_cupti_%.c $(CUPTI_TEST_OBJS) $(TEST_HELPER_OBJS) \
+		$(LIBOPTRACE) | $(OUTPUT)/tests
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) -Iprobes/cupti -isystem $(CUDA_HOME)/include \
+		-isystem $(CUDA_HOME)/extras/CUPTI/include -o $@ $< $(CUPTI_TEST_OBJS) \
+		$(TEST_HELPER_OBJS) $(LINK_OPTRACE) -lelf -lz $(CHECK_LIBS)
+else
+TEST_SRCS := $(filter-out tests/unit/test_cupti_%.c,$(TEST_SRCS))
+TEST_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(TEST_SRCS)))
+endif
+# ---- liboptrace-cupti ------------------------------------------------ END --
+
+
 $(OUTPUT)/tests/lib_%.o: tests/lib/%.c $(wildcard tests/lib/*.h) $(PROBES_HEADER) | $(OUTPUT)/tests $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
@@ -276,6 +330,7 @@ install: lib $(DEMO) $(PY_MODULE) $(OPTRACE)
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/optrace.pc
 	$(Q)install -m 0755 $(OPTRACE) $(DEMO) $(DESTDIR)$(PREFIX)/bin/
 	$(Q)install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/optrace/
+	$(if $(LIBOPTRACE_CUPTI),$(Q)install -m 0755 $(LIBOPTRACE_CUPTI) $(DESTDIR)$(PREFIX)/lib/)
 	$(Q)install -d $(DESTDIR)$(PY_INSTALL_DIR)
 	$(Q)install -m 0644 $(PY_MODULE) $(DESTDIR)$(PY_INSTALL_DIR)/
 

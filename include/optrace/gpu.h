@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The GPU records of liboptrace-cupti (provider optrace_gpu), version 1.
+ *
+ * liboptrace-cupti turns each completed CUPTI activity record into one of
+ * these packed, fixed-size records and passes a pointer to it in a USDT
+ * probe (or writes it to the OPTRACE_GPU_FILE file). Every record starts
+ * with struct optrace_gpu_head: a tracer checks type, version and size
+ * before reading the rest. Times are CLOCK_MONOTONIC nanoseconds, the clock
+ * of bpf_ktime_get_ns(); a record whose CUPTI times were 0 or INT64_MIN
+ * (or ended before it started) has OPTRACE_GPU_F_TIME_INVALID set and both
+ * times 0. docs/cupti.md documents every field.
+ *
+ * Fields are only ever appended: a new field bumps the record's version and
+ * its size, and a reader takes the first fields of a longer record.
+ */
+#ifndef OPTRACE_GPU_H
+#define OPTRACE_GPU_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OPTRACE_GPU_RECORD_VERSION 1
+
+/* optrace_gpu_head.type */
+enum optrace_gpu_record_type {
+	OPTRACE_GPU_REC_KERNEL = 1,	 /* struct optrace_gpu_kernel */
+	OPTRACE_GPU_REC_MEMCPY = 2,	 /* struct optrace_gpu_memcpy */
+	OPTRACE_GPU_REC_MEMSET = 3,	 /* struct optrace_gpu_memset */
+	OPTRACE_GPU_REC_API = 4,	 /* struct optrace_gpu_api */
+	OPTRACE_GPU_REC_SYNC = 5,	 /* struct optrace_gpu_sync */
+	OPTRACE_GPU_REC_KERNEL_NAME = 6, /* struct optrace_gpu_kernel_name (file only) */
+	OPTRACE_GPU_REC_DROPPED = 7,	 /* struct optrace_gpu_dropped (file only) */
+	OPTRACE_GPU_REC__COUNT
+};
+
+/* optrace_gpu_head.flags */
+#define OPTRACE_GPU_F_TIME_INVALID 0x1u /* CUPTI gave no usable start/end: both are 0 */
+
+struct optrace_gpu_head {
+	uint8_t type;	 /* enum optrace_gpu_record_type */
+	uint8_t version; /* OPTRACE_GPU_RECORD_VERSION */
+	uint16_t size;	 /* bytes of the whole record, this head included */
+	uint32_t flags;	 /* OPTRACE_GPU_F_* */
+} __attribute__((packed));
+
+/* A kernel ran (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL or _KERNEL). */
+struct optrace_gpu_kernel {
+	struct optrace_gpu_head head;
+	uint64_t start_ns;	 /* monotonic ns the kernel started on the device */
+	uint64_t end_ns;	 /* monotonic ns it ended */
+	uint32_t correlation_id; /* the launching runtime/driver API call's correlation id */
+	uint32_t device_id;
+	uint32_t context_id;
+	uint32_t stream_id;
+	int32_t grid_x, grid_y, grid_z;
+	int32_t block_x, block_y, block_z;
+	int32_t static_shared_bytes;  /* static shared memory per block */
+	int32_t dynamic_shared_bytes; /* dynamic shared memory per block */
+	uint16_t registers_per_thread;
+	uint8_t launch_type; /* CUpti_ActivityLaunchType: 0 regular, 1 cooperative, ... */
+	uint8_t pad;
+	uint32_t name_id; /* see the kernel_name probe; 0: no name */
+	int64_t grid_id;  /* unique per device and context */
+} __attribute__((packed));
+
+/* A memory copy (CUPTI_ACTIVITY_KIND_MEMCPY). */
+struct optrace_gpu_memcpy {
+	struct optrace_gpu_head head;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t bytes;
+	uint32_t correlation_id;
+	uint32_t runtime_correlation_id; /* the runtime call, when the driver made the copy */
+	uint32_t device_id;
+	uint32_t context_id;
+	uint32_t stream_id;
+	uint8_t copy_kind; /* CUpti_ActivityMemcpyKind: 1 HtoD, 2 DtoH, 8 DtoD, ... */
+	uint8_t src_kind;  /* CUpti_ActivityMemoryKind of the source: 1 pageable, 2 pinned, 3 device
+			    */
+	uint8_t dst_kind;  /* same, of the destination */
+	uint8_t cupti_flags; /* CUpti_ActivityFlag bits (e.g. 1: asynchronous) */
+} __attribute__((packed));
+
+/* A memory set (CUPTI_ACTIVITY_KIND_MEMSET). */
+struct optrace_gpu_memset {
+	struct optrace_gpu_head head;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t bytes;
+	uint32_t correlation_id;
+	uint32_t device_id;
+	uint32_t context_id;
+	uint32_t stream_id;
+	uint32_t value;	      /* the byte value set */
+	uint16_t memory_kind; /* CUpti_ActivityMemoryKind of the memory set */
+	uint16_t cupti_flags; /* CUpti_ActivityFlag bits (e.g. 1: asynchronous) */
+} __attribute__((packed));
+
+/* optrace_gpu_api.api_kind */
+enum optrace_gpu_api_kind {
+	OPTRACE_GPU_API_RUNTIME = 0, /* cbid is a CUpti_runtime_api_trace_cbid */
+	OPTRACE_GPU_API_DRIVER = 1,  /* cbid is a CUpti_driver_api_trace_cbid */
+};
+
+/* A CUDA runtime or driver API call (CUPTI_ACTIVITY_KIND_RUNTIME / _DRIVER). */
+struct optrace_gpu_api {
+	struct optrace_gpu_head head;
+	uint64_t start_ns; /* monotonic ns the call entered */
+	uint64_t end_ns;   /* monotonic ns it returned */
+	uint32_t correlation_id;
+	uint32_t cbid;	  /* which function */
+	uint32_t pid;	  /* process id */
+	uint32_t tid;	  /* thread id as CUPTI reports it (the kernel tid on Linux) */
+	uint32_t result;  /* the call's return value (cudaError_t / CUresult) */
+	uint8_t api_kind; /* enum optrace_gpu_api_kind */
+	uint8_t pad[3];
+} __attribute__((packed));
+
+/* A host wait on the GPU (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION). */
+struct optrace_gpu_sync {
+	struct optrace_gpu_head head;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t correlation_id; /* the API call that synchronized */
+	uint32_t sync_kind;	 /* CUpti_ActivitySynchronizationType: 1 event sync, 2 stream wait
+				    event, 3 stream sync, 4 context sync */
+	uint32_t context_id;
+	uint32_t stream_id; /* CUPTI_SYNCHRONIZATION_INVALID_VALUE (~0) if none */
+	uint32_t event_id;  /* the CUDA event, or ~0 if none */
+	uint32_t result;
+} __attribute__((packed));
+
+/* File only (the kernel_name probe carries id and pointer instead). */
+struct optrace_gpu_kernel_name {
+	struct optrace_gpu_head head; /* size = 16 + length */
+	uint32_t name_id;
+	uint32_t length; /* bytes of name that follow; no NUL */
+	char name[];
+} __attribute__((packed));
+
+/* File only: CUPTI dropped this many records (the dropped probe's argument). */
+struct optrace_gpu_dropped {
+	struct optrace_gpu_head head;
+	uint64_t count;
+} __attribute__((packed));
+
+/* The OPTRACE_GPU_FILE header; records follow it back to back. */
+#define OPTRACE_GPU_FILE_MAGIC "OPTRGPU"
+#define OPTRACE_GPU_FILE_VERSION 1
+
+struct optrace_gpu_file_header {
+	char magic[8];		 /* OPTRACE_GPU_FILE_MAGIC, NUL-padded */
+	uint16_t version;	 /* OPTRACE_GPU_FILE_VERSION */
+	uint16_t header_size;	 /* sizeof(struct optrace_gpu_file_header) */
+	uint32_t pid;		 /* the traced process */
+	uint32_t clock_id;	 /* CLOCK_MONOTONIC (1): the clock of every time */
+	uint32_t record_version; /* OPTRACE_GPU_RECORD_VERSION of the writer */
+	uint64_t created_ns;	 /* monotonic ns the file was created */
+} __attribute__((packed));
+
+#define OPTRACE_GPU_CHECK_SIZE(type, n) _Static_assert(sizeof(type) == (n), #type " size")
+#ifndef __cplusplus
+OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_head, 8);
+OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_kernel, 88);
+OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_memcpy, 56);
+OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_memset, 56);
+OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_api, 48);
+OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_sync, 48);
+OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_kernel_name, 16);
+OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_dropped, 16);
+OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_file_header, 32);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPTRACE_GPU_H */
