@@ -222,10 +222,33 @@ static int attach_found(pid_t pid, const struct library *library, void *ctx)
 	return 0;
 }
 
+static int targets_fd(struct tracer *tracer);
+
+/*
+ * Forgets targets that exited: the map stays small, and a pid the kernel
+ * hands to an unrelated process later is not taken for a target.
+ */
+static void prune_targets(struct tracer *tracer)
+{
+	int fd = targets_fd(tracer);
+	__u32 key, *previous = NULL;
+
+	while (bpf_map_get_next_key(fd, previous, &key) == 0) {
+		if (key != (__u32)tracer->child && kill((pid_t)key, 0) && errno == ESRCH &&
+		    !bpf_map_delete_elem(fd, &key)) {
+			previous = NULL; /* start over: the deleted key has no successor */
+			continue;
+		}
+		previous = &key;
+	}
+}
+
 void tracer_rescan(struct tracer *tracer)
 {
 	if (tracer_options.all)
 		for_each_liboptrace_process(attach_found, tracer);
+	if (tracer_options.command)
+		prune_targets(tracer);
 }
 
 static int targets_fd(struct tracer *tracer)

@@ -83,7 +83,10 @@ int tracer_attach(struct tracer *tracer);
 /* True while a target is alive (always with -a). */
 bool tracer_alive(struct tracer *tracer);
 
-/* With -a: attaches to liboptrace files that new processes brought. */
+/*
+ * Every second or so: with -a, attaches to liboptrace files that new
+ * processes brought; with a command, forgets the targets that exited.
+ */
 void tracer_rescan(struct tracer *tracer);
 
 /*
