@@ -101,6 +101,49 @@ $(PY_MODULE): python/optrace.c $(wildcard include/optrace/*.h) $(LIBOPTRACE) | $
 
 python: $(PY_MODULE)
 
+# ---- liboptrace-cupti: the GPU collector, only where CUPTI's headers are found --
+# Built from probes/cupti/*.c into .output/lib/liboptrace-cupti.so; CUPTI is
+# dlopen()ed at run time, never linked. Without the headers neither the
+# library nor tests/unit/test_cupti_*.c is built.
+CUDA_HOME ?= /usr/local/cuda
+CUPTI_HEADER := $(firstword $(wildcard $(CUDA_HOME)/include/cupti_activity.h \
+	$(CUDA_HOME)/extras/CUPTI/include/cupti_activity.h))
+ifneq ($(CUPTI_HEADER),)
+CUPTI_DIR := $(OUTPUT)/probes/cupti
+CUPTI_CFLAGS := $(ALL_CFLAGS) -I$(CUPTI_DIR) -isystem $(CUDA_HOME)/include \
+	-isystem $(CUDA_HOME)/extras/CUPTI/include -fvisibility=hidden
+CUPTI_PROBES_HEADER := $(CUPTI_DIR)/optrace_gpu_probes.h
+CUPTI_PROBES_OBJ := $(CUPTI_DIR)/optrace_gpu_semaphores.o
+CUPTI_SRCS := $(wildcard probes/cupti/*.c)
+CUPTI_OBJS := $(patsubst probes/cupti/%.c,$(CUPTI_DIR)/%.o,$(CUPTI_SRCS))
+# What the tests link: everything but the injection entry (probes, dlopen).
+CUPTI_TEST_OBJS := $(filter-out $(CUPTI_DIR)/injection.o,$(CUPTI_OBJS))
+LIBOPTRACE_CUPTI := $(LIB_DIR)/liboptrace-cupti.so
+
+$(CUPTI_DIR):
+	$(Q)mkdir -p $@
+
+$(CUPTI_PROBES_HEADER): probes/cupti/optrace_gpu.d | $(CUPTI_DIR) $(DEPS_STAMP)
+	$(call msg,DTRACE,$@)
+	$(Q)$(DTRACE) -h -s $< -o $@
+
+$(CUPTI_PROBES_OBJ): probes/cupti/optrace_gpu.d | $(CUPTI_DIR) $(DEPS_STAMP)
+	$(call msg,DTRACE,$@)
+	$(Q)CFLAGS=-fPIC $(DTRACE) -G -s $< -o $@
+
+$(CUPTI_DIR)/%.o: probes/cupti/%.c $(wildcard probes/cupti/*.h) include/optrace/gpu.h \
+		$(CUPTI_PROBES_HEADER) | $(CUPTI_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CUPTI_CFLAGS) -c $< -o $@
+
+$(LIBOPTRACE_CUPTI): $(CUPTI_OBJS) $(CUPTI_PROBES_OBJ) | $(LIB_DIR)
+	$(call msg,LIB,$@)
+	$(Q)$(CC) -shared -pthread -o $@ $^ -ldl
+
+lib: $(LIBOPTRACE_CUPTI)
+
+endif
+
 # ---- BPF programs and the optrace command -----------------------------------
 
 CLANG ?= clang
@@ -211,47 +254,8 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c tests/integration/test_*.c)
 TEST_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(TEST_SRCS)))
 TEST_CFLAGS := $(ALL_CFLAGS) -Itests/lib -DOPTRACE_BUILD_DIR='"$(OUTPUT)"'
 
-# ---- liboptrace-cupti (only where the CUPTI headers are found) ----- BEGIN --
-# Built from probes/cupti/*.c into .output/lib/liboptrace-cupti.so; CUPTI is
-# dlopen()ed at run time, never linked. Without the headers neither the
-# library nor tests/unit/test_cupti_*.c is built.
-CUDA_HOME ?= /usr/local/cuda
-CUPTI_HEADER := $(firstword $(wildcard $(CUDA_HOME)/include/cupti_activity.h \
-	$(CUDA_HOME)/extras/CUPTI/include/cupti_activity.h))
+# The GPU collector's tests: only with the collector.
 ifneq ($(CUPTI_HEADER),)
-CUPTI_DIR := $(OUTPUT)/probes/cupti
-CUPTI_CFLAGS := $(ALL_CFLAGS) -I$(CUPTI_DIR) -isystem $(CUDA_HOME)/include \
-	-isystem $(CUDA_HOME)/extras/CUPTI/include -fvisibility=hidden
-CUPTI_PROBES_HEADER := $(CUPTI_DIR)/optrace_gpu_probes.h
-CUPTI_PROBES_OBJ := $(CUPTI_DIR)/optrace_gpu_semaphores.o
-CUPTI_SRCS := $(wildcard probes/cupti/*.c)
-CUPTI_OBJS := $(patsubst probes/cupti/%.c,$(CUPTI_DIR)/%.o,$(CUPTI_SRCS))
-# What the tests link: everything but the injection entry (probes, dlopen).
-CUPTI_TEST_OBJS := $(filter-out $(CUPTI_DIR)/injection.o,$(CUPTI_OBJS))
-LIBOPTRACE_CUPTI := $(LIB_DIR)/liboptrace-cupti.so
-
-$(CUPTI_DIR):
-	$(Q)mkdir -p $@
-
-$(CUPTI_PROBES_HEADER): probes/cupti/optrace_gpu.d | $(CUPTI_DIR) $(DEPS_STAMP)
-	$(call msg,DTRACE,$@)
-	$(Q)$(DTRACE) -h -s $< -o $@
-
-$(CUPTI_PROBES_OBJ): probes/cupti/optrace_gpu.d | $(CUPTI_DIR) $(DEPS_STAMP)
-	$(call msg,DTRACE,$@)
-	$(Q)CFLAGS=-fPIC $(DTRACE) -G -s $< -o $@
-
-$(CUPTI_DIR)/%.o: probes/cupti/%.c $(wildcard probes/cupti/*.h) include/optrace/gpu.h \
-		$(CUPTI_PROBES_HEADER) | $(CUPTI_DIR)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(CUPTI_CFLAGS) -c $< -o $@
-
-$(LIBOPTRACE_CUPTI): $(CUPTI_OBJS) $(CUPTI_PROBES_OBJ) | $(LIB_DIR)
-	$(call msg,LIB,$@)
-	$(Q)$(CC) -shared -pthread -o $@ $^ -ldl
-
-lib: $(LIBOPTRACE_CUPTI)
-
 $(OUTPUT)/tests/test_cupti_%: tests/unit/test_cupti_%.c $(CUPTI_TEST_OBJS) $(TEST_HELPER_OBJS) \
 		$(LIBOPTRACE) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
@@ -262,8 +266,6 @@ else
 TEST_SRCS := $(filter-out tests/unit/test_cupti_%.c,$(TEST_SRCS))
 TEST_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(TEST_SRCS)))
 endif
-# ---- liboptrace-cupti ------------------------------------------------ END --
-
 
 $(OUTPUT)/tests/lib_%.o: tests/lib/%.c $(wildcard tests/lib/*.h) $(PROBES_HEADER) | $(OUTPUT)/tests $(DEPS_STAMP)
 	$(call msg,CC,$@)
