@@ -59,39 +59,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	}
 }
 
-/* Where the library's first byte is mapped in the process: its load base. */
-static int load_base(pid_t pid, const struct library *library, unsigned long *base)
-{
-	char maps_path[64], *line = NULL;
-	size_t size = 0;
-	int err = -ENOENT;
-	FILE *maps;
-
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
-	maps = fopen(maps_path, "re");
-	if (!maps)
-		return -errno;
-	while (getline(&line, &size, maps) > 0) {
-		unsigned long start, offset;
-		char *path = strchr(line, '/');
-
-		if (!path || sscanf(line, "%lx-%*x %*s %lx", &start, &offset) != 2)
-			continue;
-		path[strcspn(path, "\n")] = '\0';
-		if (offset == 0 &&
-		    !strncmp(path, library->mapped_path, strlen(library->mapped_path)) &&
-		    (!path[strlen(library->mapped_path)] ||
-		     path[strlen(library->mapped_path)] == ' ')) {
-			*base = start;
-			err = 0;
-			break;
-		}
-	}
-	free(line);
-	fclose(maps);
-	return err;
-}
-
 static int read_semaphore(int mem_fd, unsigned long address, unsigned short *value)
 {
 	return pread(mem_fd, value, sizeof(*value), (off_t)address) == sizeof(*value) ? 0 : -EIO;
@@ -131,7 +98,7 @@ int cmd_list(int argc, char **argv)
 			return 1;
 		}
 		path = library.path;
-		if (!load_base(env.pid, &library, &base)) {
+		if (!library_load_base(env.pid, &library, &base)) {
 			char mem_path[64];
 
 			snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", env.pid);

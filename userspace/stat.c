@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <argp.h>
+#include <bpf/bpf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "commands.h"
 #include "stat.skel.h"
 #include "stat_maps.h"
+#include "runtime_info.h"
 #include "stat_model.h"
 #include "tracer.h"
 
@@ -142,15 +144,68 @@ static void print_screen(struct stat_snapshot *snapshot)
 	free(text);
 }
 
+/*
+ * The ranks the traced processes announced, read from their memory while
+ * they live (every second), so that the report has them after they exit.
+ */
+#define MAX_RANKS 1024
+
+static struct {
+	__u32 tgid;
+	struct optrace_runtime_info info;
+} ranks[MAX_RANKS];
+static int rank_count;
+
+static struct optrace_runtime_info *rank_of(__u32 tgid)
+{
+	for (int i = 0; i < rank_count; i++) {
+		if (ranks[i].tgid == tgid)
+			return &ranks[i].info;
+	}
+	return NULL;
+}
+
+/* New processes at once; until the runtime's own rt_init (its rank may change), each second. */
+static void note_ranks(struct stat_bpf *skel, bool recheck)
+{
+	int fd = bpf_map__fd(skel->maps.processes);
+	__u32 key, *previous = NULL;
+
+	while (bpf_map_get_next_key(fd, previous, &key) == 0) {
+		struct optrace_runtime_info info, *known = rank_of(key);
+
+		previous = &key;
+		if ((known && (known->initialized || !recheck)) ||
+		    runtime_info_read((pid_t)key, &info))
+			continue;
+		if (!known && rank_count < MAX_RANKS) {
+			ranks[rank_count].tgid = key;
+			known = &ranks[rank_count++].info;
+		}
+		if (known)
+			*known = info;
+	}
+}
+
 static int print_snapshot(struct stat_bpf *skel, bool clear)
 {
 	struct stat_snapshot snapshot;
-	int err = stat_snapshot_read(skel, &snapshot, clear);
+	int err;
 
+	note_ranks(skel, true);
+	err = stat_snapshot_read(skel, &snapshot, clear);
 	if (err) {
 		fprintf(stderr, "optrace: cannot read the kernel's aggregates: %s\n",
 			strerror(-err));
 		return err;
+	}
+	for (size_t i = 0; i < snapshot.process_count; i++) {
+		const struct optrace_runtime_info *info = rank_of(snapshot.processes[i].tgid);
+
+		if (info) {
+			snapshot.processes[i].rank = info->rank;
+			snapshot.processes[i].rank_count = info->rank_count;
+		}
 	}
 	if (env.top) {
 		print_screen(&snapshot);
@@ -219,6 +274,7 @@ static int run(int argc, char **argv, const struct argp *argp)
 			break;
 		if (!tracer_alive(&tracer))
 			break;
+		note_ranks(skel, elapsed_ms % 1000 == 0);
 		if (elapsed_ms % 1000 == 0)
 			tracer_rescan(&tracer);
 		if (env.interval_s && since_print_ms >= env.interval_s * 1000L) {

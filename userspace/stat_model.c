@@ -132,6 +132,15 @@ size_t stat_processes(const struct stat_snapshot *snapshot, __u32 *tgids, size_t
 	return count;
 }
 
+static const struct process_row *process_of(const struct stat_snapshot *snapshot, __u32 tgid)
+{
+	for (size_t i = 0; i < snapshot->process_count; i++) {
+		if (snapshot->processes[i].tgid == tgid)
+			return &snapshot->processes[i];
+	}
+	return NULL;
+}
+
 /* ---- summaries of operations: one per (name, depth, parent name) ---- */
 
 struct op_summary {
@@ -492,16 +501,18 @@ static void print_process_json(FILE *out, const struct stat_snapshot *snapshot, 
 	bool first;
 
 	fprintf(out, "{\"pid\":%u,", tgid);
-	for (size_t i = 0; i < snapshot->process_count; i++) {
+	if (process_of(snapshot, tgid)) {
+		const struct process_row *process = process_of(snapshot, tgid);
 		char comm[17];
 
-		if (snapshot->processes[i].tgid != tgid)
-			continue;
-		memcpy(comm, snapshot->processes[i].info.comm, 16);
+		memcpy(comm, process->info.comm, 16);
 		comm[16] = '\0';
 		fputs("\"command\":", out);
 		json_string(out, comm);
 		fputc(',', out);
+		if (process->rank_count > 0)
+			fprintf(out, "\"rank\":%d,\"rank_count\":%d,", process->rank,
+				process->rank_count);
 	}
 	print_ops_json(out, snapshot, tgid);
 
@@ -575,21 +586,23 @@ static void print_process_json(FILE *out, const struct stat_snapshot *snapshot, 
 	fputs("]}", out);
 }
 
-/* " (name)" of process tgid, or "" when unknown; the name is made printable. */
+/* " (name) rank R of N" of process tgid, as far as known; made printable. */
 static const char *process_name(const struct stat_snapshot *snapshot, __u32 tgid)
 {
-	static char buffer[64];
+	const struct process_row *process = process_of(snapshot, tgid);
+	static char buffer[96];
 	char comm[17], safe[64];
+	int used;
 
-	for (size_t i = 0; i < snapshot->process_count; i++) {
-		if (snapshot->processes[i].tgid != tgid)
-			continue;
-		memcpy(comm, snapshot->processes[i].info.comm, 16);
-		comm[16] = '\0';
-		snprintf(buffer, sizeof(buffer), " (%s)", printable(comm, safe, sizeof(safe)));
-		return buffer;
-	}
-	return "";
+	if (!process)
+		return "";
+	memcpy(comm, process->info.comm, 16);
+	comm[16] = '\0';
+	used = snprintf(buffer, sizeof(buffer), " (%s)", printable(comm, safe, sizeof(safe)));
+	if (process->rank_count > 0)
+		snprintf(buffer + used, sizeof(buffer) - (size_t)used, " rank %d of %d",
+			 process->rank, process->rank_count);
+	return buffer;
 }
 
 static int compare_task_rows(const void *a, const void *b)

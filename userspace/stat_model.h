@@ -48,6 +48,8 @@ struct string_row {
 struct process_row {
 	__u32 tgid;
 	struct process_info info;
+	__s32 rank;	  /* as the runtime announced it (optrace_runtime) */
+	__s32 rank_count; /* 0: not known */
 };
 
 struct stat_snapshot {

@@ -89,6 +89,38 @@ int find_liboptrace(pid_t pid, struct library *library)
 	return err;
 }
 
+int library_load_base(pid_t pid, const struct library *library, unsigned long *base)
+{
+	size_t length = strlen(library->mapped_path);
+	char maps_path[64], *line = NULL;
+	size_t size = 0;
+	int err = -ENOENT;
+	FILE *maps;
+
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
+	maps = fopen(maps_path, "re");
+	if (!maps)
+		return -errno;
+	while (getline(&line, &size, maps) > 0) {
+		unsigned long start, offset;
+		char *path = strchr(line, '/');
+
+		if (!path || sscanf(line, "%lx-%*x %*s %lx", &start, &offset) != 2)
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		/* The path as mapped, maybe followed by " (deleted)". */
+		if (offset == 0 && !strncmp(path, library->mapped_path, length) &&
+		    (!path[length] || path[length] == ' ')) {
+			*base = start;
+			err = 0;
+			break;
+		}
+	}
+	free(line);
+	fclose(maps);
+	return err;
+}
+
 void process_name(pid_t pid, char *name, size_t size)
 {
 	char path[64];

@@ -20,6 +20,9 @@ struct library {
  */
 int find_liboptrace(pid_t pid, struct library *library);
 
+/* Where the library's first page is mapped in process pid: its load base. */
+int library_load_base(pid_t pid, const struct library *library, unsigned long *base);
+
 /* True if the file name is liboptrace's: liboptrace.so, .so.1, .so.1.2.3. */
 int is_liboptrace_name(const char *path);
 

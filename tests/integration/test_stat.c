@@ -180,12 +180,15 @@ static bool semaphores_armed(pid_t pid)
 
 START_TEST(test_attach_and_detach_live)
 {
-	char pid_text[16], *json = test_path("live.json");
+	char pid_text[16], *json = test_path("live.json"), *text;
 	char *argv[] = { OPTRACE, "stat", "--json", "-d", "2", "-p", pid_text, NULL };
 	int status, processes;
 	pid_t demo;
 
 	NEED_BPF();
+	/* As an MPI launcher would start rank 3 of 8. */
+	setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+	setenv("OMPI_COMM_WORLD_SIZE", "8", 1);
 	demo = start_forever_demo("truth.txt");
 	snprintf(pid_text, sizeof(pid_text), "%d", demo);
 	ck_assert(!semaphores_armed(demo));
@@ -193,6 +196,10 @@ START_TEST(test_attach_and_detach_live)
 	ck_assert_int_eq(status, 0);
 	ck_assert_int_gt(total_ops(json, &processes), 0);
 	ck_assert_int_eq(processes, 1);
+	/* The rank it announced, read from its memory (attached after rt_init). */
+	text = read_file(json);
+	ck_assert_msg(strstr(text, "\"rank\":3,\"rank_count\":8"), "%.300s", text);
+	free(text);
 	/* Detached: the semaphores are back to 0 and the demo runs on. */
 	ck_assert(!semaphores_armed(demo));
 	ck_assert_int_eq(kill(demo, 0), 0);
