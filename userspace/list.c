@@ -70,6 +70,7 @@ int cmd_list(int argc, char **argv)
 	struct usdt_notes notes = { 0 };
 	struct library library;
 	unsigned long base = 0;
+	char mem_path[64];
 	const char *path;
 	int err, mem_fd = -1;
 
@@ -98,12 +99,9 @@ int cmd_list(int argc, char **argv)
 			return 1;
 		}
 		path = library.path;
-		if (!library_load_base(env.pid, &library, &base)) {
-			char mem_path[64];
-
-			snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", env.pid);
-			mem_fd = open(mem_path, O_RDONLY | O_CLOEXEC);
-		}
+		base = library.base;
+		snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", env.pid);
+		mem_fd = open(mem_path, O_RDONLY | O_CLOEXEC);
 		printf("process %d maps %s\n", env.pid, library.mapped_path);
 	}
 

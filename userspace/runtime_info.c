@@ -69,13 +69,11 @@ cleanup:
 int runtime_info_read(pid_t pid, struct optrace_runtime_info *info)
 {
 	struct library library;
-	unsigned long base = 0;
 	uint64_t offset = 0;
 	char mem_path[64];
 	int err, fd;
 
 	err = find_liboptrace(pid, &library);
-	err = err ?: library_load_base(pid, &library, &base);
 	err = err ?: symbol_offset(library.path, "optrace_runtime", &offset);
 	if (err)
 		return err;
@@ -83,7 +81,7 @@ int runtime_info_read(pid_t pid, struct optrace_runtime_info *info)
 	fd = open(mem_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (pread(fd, info, sizeof(*info), (off_t)(base + offset)) != sizeof(*info))
+	if (pread(fd, info, sizeof(*info), (off_t)(library.base + offset)) != sizeof(*info))
 		err = -EIO;
 	close(fd);
 	/* The process is untrusted: believe only what makes sense. */

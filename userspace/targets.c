@@ -54,26 +54,28 @@ int find_liboptrace(pid_t pid, struct library *library)
 	if (!maps)
 		return errno == ENOENT ? -ESRCH : -errno;
 	while (getline(&line, &size, maps) > 0) {
+		unsigned long start, end, offset;
 		char *path = strchr(line, '/');
-		unsigned long start, end;
+		bool deleted;
 		struct stat st;
 
-		if (!path)
+		/* The library's first page (offset 0) is where it is loaded. */
+		if (!path || sscanf(line, "%lx-%lx %*s %lx", &start, &end, &offset) != 3 || offset)
 			continue;
 		path[strcspn(path, "\n")] = '\0';
+		deleted = strip_deleted(path);
+		if (!is_liboptrace_name(path))
+			continue;
 		/*
 		 * A library replaced on disk (an upgrade, make install) stays
 		 * mapped: its file is still reachable through map_files.
 		 */
-		if (strip_deleted(path) && is_liboptrace_name(path) &&
-		    sscanf(line, "%lx-%lx", &start, &end) == 2)
+		if (deleted)
 			snprintf(library->path, sizeof(library->path), "/proc/%d/map_files/%lx-%lx",
 				 pid, start, end);
-		else if (is_liboptrace_name(path))
+		else
 			snprintf(library->path, sizeof(library->path), "/proc/%d/root%s", pid,
 				 path);
-		else
-			continue;
 		snprintf(library->mapped_path, sizeof(library->mapped_path), "%s", path);
 		if (stat(library->path, &st)) {
 			err = -errno;
@@ -81,40 +83,9 @@ int find_liboptrace(pid_t pid, struct library *library)
 		}
 		library->dev = st.st_dev;
 		library->ino = st.st_ino;
+		library->base = start;
 		err = 0;
 		break;
-	}
-	free(line);
-	fclose(maps);
-	return err;
-}
-
-int library_load_base(pid_t pid, const struct library *library, unsigned long *base)
-{
-	size_t length = strlen(library->mapped_path);
-	char maps_path[64], *line = NULL;
-	size_t size = 0;
-	int err = -ENOENT;
-	FILE *maps;
-
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
-	maps = fopen(maps_path, "re");
-	if (!maps)
-		return -errno;
-	while (getline(&line, &size, maps) > 0) {
-		unsigned long start, offset;
-		char *path = strchr(line, '/');
-
-		if (!path || sscanf(line, "%lx-%*x %*s %lx", &start, &offset) != 2)
-			continue;
-		path[strcspn(path, "\n")] = '\0';
-		/* The path as mapped, maybe followed by " (deleted)". */
-		if (offset == 0 && !strncmp(path, library->mapped_path, length) &&
-		    (!path[length] || path[length] == ' ')) {
-			*base = start;
-			err = 0;
-			break;
-		}
 	}
 	free(line);
 	fclose(maps);

@@ -12,6 +12,7 @@ struct library {
 	char mapped_path[PATH_MAX]; /* as the target names it */
 	dev_t dev;
 	ino_t ino;
+	unsigned long base; /* where its first page is mapped: its load base */
 };
 
 /*
@@ -19,9 +20,6 @@ struct library {
  * -EACCES (not allowed to read its mappings) or -ENOENT (no liboptrace).
  */
 int find_liboptrace(pid_t pid, struct library *library);
-
-/* Where the library's first page is mapped in process pid: its load base. */
-int library_load_base(pid_t pid, const struct library *library, unsigned long *base);
 
 /* True if the file name is liboptrace's: liboptrace.so, .so.1, .so.1.2.3. */
 int is_liboptrace_name(const char *path);
