@@ -198,14 +198,9 @@ int cmd_record(int argc, char **argv)
 	err = err ?: tracer_prepare(&tracer, skel->obj);
 	if (err)
 		goto cleanup;
-	err = record_bpf__load(skel);
-	if (err) {
-		fprintf(stderr,
-			"optrace: cannot load the BPF programs: %s (-v shows the verifier's "
-			"log)\n",
-			strerror(-err));
+	err = tracer_loaded(record_bpf__load(skel));
+	if (err)
 		goto cleanup;
-	}
 	ring = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, &recorder, NULL);
 	if (!ring) {
 		err = -errno;

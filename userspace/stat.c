@@ -247,14 +247,9 @@ static int run(int argc, char **argv, const struct argp *argp)
 	err = tracer_prepare(&tracer, skel->obj);
 	if (err)
 		goto cleanup;
-	err = stat_bpf__load(skel);
-	if (err) {
-		fprintf(stderr,
-			"optrace: cannot load the BPF programs: %s (-v shows the verifier's "
-			"log)\n",
-			strerror(-err));
+	err = tracer_loaded(stat_bpf__load(skel));
+	if (err)
 		goto cleanup;
-	}
 
 	tracer_catch_signals();
 	err = tracer_attach(&tracer);

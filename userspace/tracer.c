@@ -152,6 +152,16 @@ int tracer_prepare(struct tracer *tracer, struct bpf_object *obj)
 	return 0;
 }
 
+int tracer_loaded(int err)
+{
+	if (err)
+		fprintf(stderr,
+			"optrace: cannot load the BPF programs: %s (-v shows the "
+			"verifier's log)\n",
+			strerror(-err));
+	return err;
+}
+
 static bool process_alive(pid_t pid)
 {
 	return kill(pid, 0) == 0 || errno == EPERM;

@@ -73,6 +73,9 @@ struct tracer {
  */
 int tracer_prepare(struct tracer *tracer, struct bpf_object *obj);
 
+/* The result of loading the object: says what failed, and returns err. */
+int tracer_loaded(int err);
+
 /*
  * After load: attaches to the targets. With a command, starts it stopped,
  * makes it a target, attaches, then lets it run, so that none of its
