@@ -54,24 +54,26 @@ $(OUTPUT)/userspace $(LIB_DIR) $(BIN_DIR):
 
 # ---- liboptrace: the probes ------------------------------------------------
 
-PROBES_HEADER := $(OUTPUT)/probes/optrace_probes.h
-PROBES_OBJ := $(OUTPUT)/probes/optrace_semaphores.o
-LIBOPTRACE_SRCS := probes/liboptrace.c probes/runtime.c probes/names.c
+# Two providers, each a .d file: optrace (operations) and optrace_gpu (GPU activity).
+PROVIDERS := optrace optrace_gpu
+PROBES_HEADERS := $(patsubst %,$(OUTPUT)/probes/%_probes.h,$(PROVIDERS))
+PROBES_OBJS := $(patsubst %,$(OUTPUT)/probes/%_semaphores.o,$(PROVIDERS))
+LIBOPTRACE_SRCS := probes/liboptrace.c probes/runtime.c probes/names.c probes/gpu.c
 LIBOPTRACE_OBJS := $(patsubst probes/%.c,$(OUTPUT)/probes/%.o,$(LIBOPTRACE_SRCS))
 
-$(PROBES_HEADER): probes/optrace.d | $(OUTPUT)/probes $(DEPS_STAMP)
+$(OUTPUT)/probes/%_probes.h: probes/%.d | $(OUTPUT)/probes $(DEPS_STAMP)
 	$(call msg,DTRACE,$@)
 	$(Q)$(DTRACE) -h -s $< -o $@
 
-$(PROBES_OBJ): probes/optrace.d | $(OUTPUT)/probes $(DEPS_STAMP)
+$(OUTPUT)/probes/%_semaphores.o: probes/%.d | $(OUTPUT)/probes $(DEPS_STAMP)
 	$(call msg,DTRACE,$@)
 	$(Q)CFLAGS=-fPIC $(DTRACE) -G -s $< -o $@
 
-$(OUTPUT)/probes/%.o: probes/%.c $(PROBES_HEADER) $(wildcard include/optrace/*.h) | $(OUTPUT)/probes
+$(OUTPUT)/probes/%.o: probes/%.c $(PROBES_HEADERS) $(wildcard include/optrace/*.h) | $(OUTPUT)/probes
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(LIBOPTRACE): $(LIBOPTRACE_OBJS) $(PROBES_OBJ) probes/liboptrace.map | $(LIB_DIR)
+$(LIBOPTRACE): $(LIBOPTRACE_OBJS) $(PROBES_OBJS) probes/liboptrace.map | $(LIB_DIR)
 	$(call msg,LIB,$@)
 	$(Q)$(CC) -shared -pthread -Wl,-soname,$(LIBOPTRACE_SONAME) \
 		-Wl,--version-script=probes/liboptrace.map -o $@ $(filter %.o,$^)
@@ -112,8 +114,6 @@ ifneq ($(CUPTI_HEADER),)
 CUPTI_DIR := $(OUTPUT)/probes/cupti
 CUPTI_CFLAGS := $(ALL_CFLAGS) -I$(CUPTI_DIR) -isystem $(CUDA_HOME)/include \
 	-isystem $(CUDA_HOME)/extras/CUPTI/include -fvisibility=hidden
-CUPTI_PROBES_HEADER := $(CUPTI_DIR)/optrace_gpu_probes.h
-CUPTI_PROBES_OBJ := $(CUPTI_DIR)/optrace_gpu_semaphores.o
 CUPTI_SRCS := $(wildcard probes/cupti/*.c)
 CUPTI_OBJS := $(patsubst probes/cupti/%.c,$(CUPTI_DIR)/%.o,$(CUPTI_SRCS))
 # What the tests link: everything but the injection entry (probes, dlopen).
@@ -123,22 +123,16 @@ LIBOPTRACE_CUPTI := $(LIB_DIR)/liboptrace-cupti.so
 $(CUPTI_DIR):
 	$(Q)mkdir -p $@
 
-$(CUPTI_PROBES_HEADER): probes/cupti/optrace_gpu.d | $(CUPTI_DIR) $(DEPS_STAMP)
-	$(call msg,DTRACE,$@)
-	$(Q)$(DTRACE) -h -s $< -o $@
-
-$(CUPTI_PROBES_OBJ): probes/cupti/optrace_gpu.d | $(CUPTI_DIR) $(DEPS_STAMP)
-	$(call msg,DTRACE,$@)
-	$(Q)CFLAGS=-fPIC $(DTRACE) -G -s $< -o $@
-
 $(CUPTI_DIR)/%.o: probes/cupti/%.c $(wildcard probes/cupti/*.h) include/optrace/gpu.h \
-		$(CUPTI_PROBES_HEADER) | $(CUPTI_DIR)
+		| $(CUPTI_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CUPTI_CFLAGS) -c $< -o $@
 
-$(LIBOPTRACE_CUPTI): $(CUPTI_OBJS) $(CUPTI_PROBES_OBJ) | $(LIB_DIR)
+# The probes it fires are liboptrace's, found beside it.
+$(LIBOPTRACE_CUPTI): $(CUPTI_OBJS) $(LIBOPTRACE) | $(LIB_DIR)
 	$(call msg,LIB,$@)
-	$(Q)$(CC) -shared -pthread -o $@ $^ -ldl
+	$(Q)$(CC) -shared -pthread -o $@ $(CUPTI_OBJS) -L$(LIB_DIR) -loptrace \
+		-Wl,-rpath,'$$ORIGIN' -ldl
 
 lib: $(LIBOPTRACE_CUPTI)
 
@@ -267,7 +261,7 @@ TEST_SRCS := $(filter-out tests/unit/test_cupti_%.c,$(TEST_SRCS))
 TEST_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(TEST_SRCS)))
 endif
 
-$(OUTPUT)/tests/lib_%.o: tests/lib/%.c $(wildcard tests/lib/*.h) $(PROBES_HEADER) | $(OUTPUT)/tests $(DEPS_STAMP)
+$(OUTPUT)/tests/lib_%.o: tests/lib/%.c $(wildcard tests/lib/*.h) $(PROBES_HEADERS) | $(OUTPUT)/tests $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
 
@@ -275,7 +269,7 @@ $(OUTPUT)/tests/us_%.o: userspace/%.c $(wildcard userspace/*.h) | $(OUTPUT)/test
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) $(PROBES_HEADER) | $(OUTPUT)/tests
+$(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) $(PROBES_HEADERS) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPER_OBJS) $(LINK_OPTRACE) -lelf -lz $(CHECK_LIBS)
 

@@ -17,6 +17,7 @@
 #ifndef OPTRACE_GPU_H
 #define OPTRACE_GPU_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -161,6 +162,20 @@ struct optrace_gpu_file_header {
 	uint32_t record_version; /* OPTRACE_GPU_RECORD_VERSION of the writer */
 	uint64_t created_ns;	 /* monotonic ns the file was created */
 } __attribute__((packed));
+
+/*
+ * The optrace_gpu probes, in liboptrace. A producer (liboptrace-cupti)
+ * checks optrace_gpu_enabled() before building records, at most once per
+ * batch: it is true while a tracer has armed any optrace_gpu probe.
+ */
+bool optrace_gpu_enabled(void);
+/* Fires the probe of record's type; the record need only live for the call. */
+void optrace_gpu_record(const void *record);
+/* Kernel name name_id (from 1) is name: fire before its first kernel. The
+ * string must stay valid for the life of the process. */
+void optrace_gpu_kernel_name(uint32_t name_id, const char *name);
+/* The producer dropped count records (e.g. CUPTI's buffers were full). */
+void optrace_gpu_dropped(uint64_t count);
 
 #define OPTRACE_GPU_CHECK_SIZE(type, n) _Static_assert(sizeof(type) == (n), #type " size")
 #ifndef __cplusplus

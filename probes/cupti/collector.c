@@ -135,6 +135,13 @@ static void arm(struct gpu_collector *c)
 		}
 		c->clock_registered = true;
 	}
+	/* CUPTI's default thread id is pthread_self(); BPF sees the kernel's. */
+	if (!c->thread_ids_set && api->set_thread_id_type) {
+		result = api->set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+		if (result != CUPTI_SUCCESS)
+			warn_cupti(c, "cuptiSetThreadIdType", result);
+		c->thread_ids_set = true;
+	}
 	for (unsigned int i = 0; i < gpu_activity_kind_count; i++) {
 		result = api->activity_enable(gpu_activity_kinds[i]);
 		if (result == CUPTI_SUCCESS)
@@ -219,7 +226,14 @@ static void *poll_loop(void *arg)
 		pthread_mutex_unlock(&c->wake_lock);
 		if (stop)
 			break;
-		gpu_collector_update(c);
+		if (gpu_collector_update(c)) {
+			c->since_flush_ms += interval_ms;
+			if (c->since_flush_ms >= GPU_FLUSH_INTERVAL_MS) {
+				/* Unforced: the records completed so far, buffers partly full. */
+				c->api->activity_flush_all(0);
+				c->since_flush_ms = 0;
+			}
+		}
 	}
 	return NULL;
 }

@@ -33,6 +33,7 @@ struct cupti_api {
 	CUptiResult (*activity_get_num_dropped_records)(CUcontext context, uint32_t stream_id,
 							size_t *dropped);
 	CUptiResult (*get_result_string)(CUptiResult result, const char **text);
+	CUptiResult (*set_thread_id_type)(CUpti_ActivityThreadIdType type);
 };
 
 /* The activity kinds enabled while armed, in the order they are enabled. */
@@ -41,6 +42,9 @@ extern const unsigned int gpu_activity_kind_count;
 
 #define GPU_BUFFER_SIZE (1u << 20)
 #define GPU_POLL_INTERVAL_MS 100
+/* While armed, completed records are asked for this often: a tracer that
+ * leaves loses at most this much of the end. */
+#define GPU_FLUSH_INTERVAL_MS 1000
 
 struct gpu_collector {
 	const struct cupti_api *api;
@@ -52,6 +56,7 @@ struct gpu_collector {
 	pthread_mutex_t state_lock; /* arming and disarming */
 	bool callbacks_registered;
 	bool clock_registered;
+	bool thread_ids_set;
 	bool shut_down;
 	uint32_t enabled_mask; /* bit i: gpu_activity_kinds[i] is enabled */
 	atomic_bool active;
@@ -67,6 +72,7 @@ struct gpu_collector {
 	bool stop_poller;
 	bool poller_running;
 	unsigned int poll_interval_ms;
+	unsigned int since_flush_ms;
 	pthread_t poller;
 };
 

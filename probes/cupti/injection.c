@@ -2,7 +2,7 @@
 /*
  * liboptrace-cupti: loaded into a CUDA process through
  * CUDA_INJECTION64_PATH, it re-fires CUPTI's activity records as
- * optrace_gpu USDT probes (and, with OPTRACE_GPU_FILE=path, writes them to
+ * liboptrace's optrace_gpu USDT probes (and, with OPTRACE_GPU_FILE=path, writes them to
  * that file). libcupti is opened at run time: $OPTRACE_CUPTI_PATH, else the
  * usual places.
  */
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "collector.h"
-#include "optrace_gpu_probes.h"
+#include <optrace/gpu.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -22,53 +22,25 @@ static struct gpu_collector collector;
 
 static bool tracer_armed(void)
 {
-	return OPTRACE_GPU_KERNEL_ENABLED() || OPTRACE_GPU_MEMCPY_ENABLED() ||
-	       OPTRACE_GPU_MEMSET_ENABLED() || OPTRACE_GPU_API_ENABLED() ||
-	       OPTRACE_GPU_SYNC_ENABLED() || OPTRACE_GPU_KERNEL_NAME_ENABLED() ||
-	       OPTRACE_GPU_DROPPED_ENABLED();
+	return optrace_gpu_enabled();
 }
 
 static void fire_record(void *ctx, const union gpu_record *record)
 {
 	(void)ctx;
-	switch (record->head.type) {
-	case OPTRACE_GPU_REC_KERNEL:
-		if (OPTRACE_GPU_KERNEL_ENABLED())
-			OPTRACE_GPU_KERNEL(record);
-		break;
-	case OPTRACE_GPU_REC_MEMCPY:
-		if (OPTRACE_GPU_MEMCPY_ENABLED())
-			OPTRACE_GPU_MEMCPY(record);
-		break;
-	case OPTRACE_GPU_REC_MEMSET:
-		if (OPTRACE_GPU_MEMSET_ENABLED())
-			OPTRACE_GPU_MEMSET(record);
-		break;
-	case OPTRACE_GPU_REC_API:
-		if (OPTRACE_GPU_API_ENABLED())
-			OPTRACE_GPU_API(record);
-		break;
-	case OPTRACE_GPU_REC_SYNC:
-		if (OPTRACE_GPU_SYNC_ENABLED())
-			OPTRACE_GPU_SYNC(record);
-		break;
-	default:
-		break;
-	}
+	optrace_gpu_record(record);
 }
 
 static void fire_kernel_name(void *ctx, uint32_t name_id, const char *name)
 {
 	(void)ctx;
-	if (OPTRACE_GPU_KERNEL_NAME_ENABLED())
-		OPTRACE_GPU_KERNEL_NAME(name_id, name);
+	optrace_gpu_kernel_name(name_id, name);
 }
 
 static void fire_dropped(void *ctx, uint64_t count)
 {
 	(void)ctx;
-	if (OPTRACE_GPU_DROPPED_ENABLED())
-		OPTRACE_GPU_DROPPED(count);
+	optrace_gpu_dropped(count);
 }
 
 static void *open_cupti(void)
@@ -133,6 +105,7 @@ static int load_cupti(struct cupti_api *api)
 	LOAD(activity_get_next_record, cuptiActivityGetNextRecord);
 	LOAD(activity_get_num_dropped_records, cuptiActivityGetNumDroppedRecords);
 	LOAD(get_result_string, cuptiGetResultString);
+	LOAD(set_thread_id_type, cuptiSetThreadIdType);
 	/* The records are decoded with this build's layouts. */
 	if (api->get_version(&version) != CUPTI_SUCCESS || version < CUPTI_API_VERSION) {
 		fprintf(stderr, "optrace-cupti: CUPTI API version %u, built for %u or later\n",

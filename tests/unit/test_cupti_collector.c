@@ -11,7 +11,7 @@
 #include "collector.h"
 
 /* What the fake CUPTI was asked, in order. */
-enum call { REGISTER_CALLBACKS, REGISTER_CLOCK, ENABLE, DISABLE, FLUSH };
+enum call { REGISTER_CALLBACKS, REGISTER_CLOCK, THREAD_ID_TYPE, ENABLE, DISABLE, FLUSH };
 static struct {
 	enum call call;
 	int arg;
@@ -49,6 +49,12 @@ static CUptiResult fake_register_clock(CUpti_TimestampCallbackFunc fn)
 {
 	log_call(REGISTER_CLOCK, 0);
 	clock_fn = fn;
+	return CUPTI_SUCCESS;
+}
+
+static CUptiResult fake_thread_id_type(CUpti_ActivityThreadIdType type)
+{
+	log_call(THREAD_ID_TYPE, type);
 	return CUPTI_SUCCESS;
 }
 
@@ -108,6 +114,7 @@ static const struct cupti_api fake = {
 	.activity_flush_all = fake_flush,
 	.activity_get_next_record = fake_next,
 	.activity_get_num_dropped_records = fake_dropped,
+	.set_thread_id_type = fake_thread_id_type,
 };
 
 static bool fake_armed(void)
@@ -195,12 +202,20 @@ static int count_calls(enum call call)
 
 static void check_armed_sequence(int from)
 {
-	ck_assert_int_ge(call_count, from + 2 + (int)gpu_activity_kind_count);
+	int first_enable = from + 2;
+
 	ck_assert_int_eq(calls[from].call, REGISTER_CALLBACKS);
 	ck_assert_int_eq(calls[from + 1].call, REGISTER_CLOCK);
+	/* Kernel thread ids, as BPF sees them; asked once per process. */
+	if (from == 0) {
+		ck_assert_int_eq(calls[from + 2].call, THREAD_ID_TYPE);
+		ck_assert_int_eq(calls[from + 2].arg, CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+		first_enable++;
+	}
+	ck_assert_int_ge(call_count, first_enable + (int)gpu_activity_kind_count);
 	for (unsigned int i = 0; i < gpu_activity_kind_count; i++) {
-		ck_assert_int_eq(calls[from + 2 + i].call, ENABLE);
-		ck_assert_int_eq(calls[from + 2 + i].arg, gpu_activity_kinds[i]);
+		ck_assert_int_eq(calls[first_enable + i].call, ENABLE);
+		ck_assert_int_eq(calls[first_enable + i].arg, gpu_activity_kinds[i]);
 	}
 }
 
@@ -215,12 +230,12 @@ START_TEST(test_dormant_armed_disarmed)
 	/* A tracer arms: callbacks, then the clock, then the kinds. */
 	semaphore = true;
 	ck_assert(gpu_collector_update(&collector));
-	ck_assert_int_eq(call_count, 2 + (int)gpu_activity_kind_count);
+	ck_assert_int_eq(call_count, 3 + (int)gpu_activity_kind_count);
 	check_armed_sequence(0);
 	ck_assert_ptr_eq(clock_fn, gpu_monotonic_ns);
 	ck_assert_uint_gt(clock_fn(), 0);
 	ck_assert(gpu_collector_update(&collector));
-	ck_assert_int_eq(call_count, 2 + (int)gpu_activity_kind_count);
+	ck_assert_int_eq(call_count, 3 + (int)gpu_activity_kind_count);
 
 	/* The tracer leaves: every kind disabled, then a forced flush. */
 	semaphore = false;
@@ -240,6 +255,7 @@ START_TEST(test_dormant_armed_disarmed)
 	ck_assert(gpu_collector_update(&collector));
 	ck_assert_int_eq(count_calls(REGISTER_CLOCK), 0);
 	ck_assert_int_eq(count_calls(REGISTER_CALLBACKS), 0);
+	ck_assert_int_eq(count_calls(THREAD_ID_TYPE), 0);
 	ck_assert_int_eq(count_calls(ENABLE), (int)gpu_activity_kind_count);
 
 	/* Exit while armed: disabled and flushed; never armed again. */

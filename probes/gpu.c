@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * liboptrace's optrace_gpu probes: GPU activity records (include/optrace/
+ * gpu.h), fired for whoever produced them (liboptrace-cupti from CUPTI, or a
+ * runtime with its own GPU timing). Like the op probes, each tests its
+ * semaphore and returns while no tracer is attached.
+ */
+#include <stdint.h>
+
+#include <optrace/gpu.h>
+
+#include "optrace_gpu_probes.h"
+
+bool optrace_gpu_enabled(void)
+{
+	return OPTRACE_GPU_KERNEL_ENABLED() || OPTRACE_GPU_MEMCPY_ENABLED() ||
+	       OPTRACE_GPU_MEMSET_ENABLED() || OPTRACE_GPU_API_ENABLED() ||
+	       OPTRACE_GPU_SYNC_ENABLED() || OPTRACE_GPU_KERNEL_NAME_ENABLED() ||
+	       OPTRACE_GPU_DROPPED_ENABLED();
+}
+
+void optrace_gpu_record(const void *record)
+{
+	const struct optrace_gpu_head *head = record;
+
+	if (!head)
+		return;
+	switch (head->type) {
+	case OPTRACE_GPU_REC_KERNEL:
+		if (OPTRACE_GPU_KERNEL_ENABLED())
+			OPTRACE_GPU_KERNEL(record);
+		break;
+	case OPTRACE_GPU_REC_MEMCPY:
+		if (OPTRACE_GPU_MEMCPY_ENABLED())
+			OPTRACE_GPU_MEMCPY(record);
+		break;
+	case OPTRACE_GPU_REC_MEMSET:
+		if (OPTRACE_GPU_MEMSET_ENABLED())
+			OPTRACE_GPU_MEMSET(record);
+		break;
+	case OPTRACE_GPU_REC_API:
+		if (OPTRACE_GPU_API_ENABLED())
+			OPTRACE_GPU_API(record);
+		break;
+	case OPTRACE_GPU_REC_SYNC:
+		if (OPTRACE_GPU_SYNC_ENABLED())
+			OPTRACE_GPU_SYNC(record);
+		break;
+	default:
+		break;
+	}
+}
+
+void optrace_gpu_kernel_name(uint32_t name_id, const char *name)
+{
+	if (OPTRACE_GPU_KERNEL_NAME_ENABLED())
+		OPTRACE_GPU_KERNEL_NAME(name_id, name);
+}
+
+void optrace_gpu_dropped(uint64_t count)
+{
+	if (OPTRACE_GPU_DROPPED_ENABLED())
+		OPTRACE_GPU_DROPPED(count);
+}
