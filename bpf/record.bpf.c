@@ -193,4 +193,121 @@ int USDT_PROBE(wait_end, __u64 op, int kind)
 	return send_event(RECORD_WAIT_END, op, kind, 0, 0, 0);
 }
 
+/*
+ * GPU activity (the optrace_gpu provider, also in liboptrace): records are
+ * copied as they are; optrace decodes them. Fired in bursts from the
+ * producer's own thread (CUPTI's buffer completion), not from the thread
+ * that launched the work: the record's own fields say which that was.
+ */
+static __always_inline int send_gpu_record(__u64 address)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct record_gpu_head head;
+	struct record_gpu *record;
+	__u32 size;
+
+	if (bpf_probe_read_user(&head, sizeof(head), (void *)address)) {
+		count_loss(RECORD_LOSS_GPU_UNREADABLE);
+		return 0;
+	}
+	size = head.size;
+	if (size < sizeof(head))
+		size = sizeof(head);
+	if (size > RECORD_GPU_MAX)
+		size = RECORD_GPU_MAX; /* a newer, longer record: its first fields */
+	record = bpf_ringbuf_reserve(&events, sizeof(*record), 0);
+	if (!record) {
+		count_loss(RECORD_LOSS_RINGBUF_FULL);
+		return 0;
+	}
+	record->timestamp = bpf_ktime_get_ns();
+	record->tgid = pid_tgid >> 32;
+	record->tid = (__u32)pid_tgid;
+	record->type = RECORD_GPU;
+	record->size = (__u16)size;
+	record->reserved = 0;
+	if (bpf_probe_read_user(record->data, size, (void *)address)) {
+		count_loss(RECORD_LOSS_GPU_UNREADABLE);
+		bpf_ringbuf_discard(record, BPF_RB_NO_WAKEUP);
+		return 0;
+	}
+	bpf_ringbuf_submit(record, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("usdt")
+int USDT_PROBE(gpu_kernel, __u64 record)
+{
+	TARGETS_ONLY();
+	return send_gpu_record(record);
+}
+
+SEC("usdt")
+int USDT_PROBE(gpu_memcpy, __u64 record)
+{
+	TARGETS_ONLY();
+	return send_gpu_record(record);
+}
+
+SEC("usdt")
+int USDT_PROBE(gpu_memset, __u64 record)
+{
+	TARGETS_ONLY();
+	return send_gpu_record(record);
+}
+
+SEC("usdt")
+int USDT_PROBE(gpu_api, __u64 record)
+{
+	TARGETS_ONLY();
+	return send_gpu_record(record);
+}
+
+SEC("usdt")
+int USDT_PROBE(gpu_sync, __u64 record)
+{
+	TARGETS_ONLY();
+	return send_gpu_record(record);
+}
+
+SEC("usdt")
+int USDT_PROBE(gpu_kernel_name, __u32 name_id, __u64 name)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct record_gpu_name *record;
+	long length;
+
+	TARGETS_ONLY();
+	record = bpf_ringbuf_reserve(&events, sizeof(*record), 0);
+	if (!record) {
+		count_loss(RECORD_LOSS_STRING_DROPPED);
+		return 0;
+	}
+	record->timestamp = bpf_ktime_get_ns();
+	record->tgid = pid_tgid >> 32;
+	record->tid = (__u32)pid_tgid;
+	record->type = RECORD_GPU_NAME;
+	record->name_id = name_id;
+	record->truncated = 0;
+	record->unreadable = 0;
+	length = bpf_probe_read_user_str(record->text, sizeof(record->text), (void *)name);
+	if (length < 0) {
+		record->text[0] = '\0';
+		record->unreadable = 1;
+		count_loss(RECORD_LOSS_STRING_UNREADABLE);
+	} else if (string_was_cut(name, length, sizeof(record->text))) {
+		record->truncated = 1;
+		count_loss(RECORD_LOSS_STRING_TRUNCATED);
+	}
+	bpf_ringbuf_submit(record, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("usdt")
+int USDT_PROBE(gpu_dropped, __u64 count)
+{
+	TARGETS_ONLY();
+	return send_event(RECORD_GPU_DROPPED, count, 0, 0, 0, 0);
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

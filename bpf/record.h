@@ -16,7 +16,10 @@ enum record_type {
 	RECORD_TASK_END,
 	RECORD_WAIT_BEGIN,
 	RECORD_WAIT_END,
-	RECORD_STRING, /* struct record_string */
+	RECORD_STRING,	    /* struct record_string */
+	RECORD_GPU,	    /* struct record_gpu: an optrace_gpu record probe */
+	RECORD_GPU_NAME,    /* struct record_gpu_name: the kernel_name probe */
+	RECORD_GPU_DROPPED, /* struct record_event: args[0] records the producer dropped */
 	RECORD__COUNT
 };
 
@@ -44,11 +47,46 @@ struct record_string {
 	char text[RECORD_STRING_LEN];
 };
 
+/* Bytes of a GPU record kept: every version-1 record fits. */
+#define RECORD_GPU_MAX 128
+#define RECORD_GPU_NAME_LEN 512 /* bytes of a kernel name kept, with its NUL */
+
+/* The head every optrace_gpu record starts with (include/optrace/gpu.h). */
+struct record_gpu_head {
+	__u8 type;
+	__u8 version;
+	__u16 size;
+	__u32 flags;
+};
+
+/* An optrace_gpu record as the producer passed it (its first size bytes). */
+struct record_gpu {
+	__u64 timestamp;
+	__u32 tgid;
+	__u32 tid;
+	__u16 type; /* RECORD_GPU */
+	__u16 size; /* bytes of data copied: the record's own size, at most RECORD_GPU_MAX */
+	__u32 reserved;
+	__u8 data[RECORD_GPU_MAX];
+};
+
+struct record_gpu_name {
+	__u64 timestamp;
+	__u32 tgid;
+	__u32 tid;
+	__u16 type; /* RECORD_GPU_NAME */
+	__u8 truncated;
+	__u8 unreadable;
+	__u32 name_id;
+	char text[RECORD_GPU_NAME_LEN];
+};
+
 enum record_loss {
 	RECORD_LOSS_RINGBUF_FULL,   /* events dropped: the consumer fell behind */
 	RECORD_LOSS_STRING_DROPPED, /* strings dropped for the same reason */
 	RECORD_LOSS_STRING_UNREADABLE,
 	RECORD_LOSS_STRING_TRUNCATED,
+	RECORD_LOSS_GPU_UNREADABLE, /* GPU records whose memory could not be read */
 	RECORD_LOSS__COUNT
 };
 

@@ -59,6 +59,25 @@ static bool is_usdt_program(const struct bpf_program *prog)
 	return !strcmp(bpf_program__section_name(prog), "usdt");
 }
 
+/*
+ * A program attaches to the probe its name says: "op_begin" is the optrace
+ * provider's op_begin, "gpu_kernel" the optrace_gpu provider's kernel.
+ */
+struct probe_name {
+	const char *provider;
+	const char *name;
+	bool optional; /* a library from before the provider existed lacks it */
+};
+
+static struct probe_name probe_of(const struct bpf_program *prog)
+{
+	const char *name = bpf_program__name(prog);
+
+	if (!strncmp(name, "gpu_", 4))
+		return (struct probe_name){ "optrace_gpu", name + 4, true };
+	return (struct probe_name){ "optrace", name, false };
+}
+
 static int is_end_probe(const struct bpf_program *prog)
 {
 	const char *name = bpf_program__name(prog);
@@ -142,6 +161,7 @@ static int spec_from_note(const struct usdt_note *note, struct bpf_usdt_spec *sp
 static int attach_multi(struct attacher *attacher, struct bpf_program *prog,
 			const struct usdt_notes *notes, const char *path, pid_t pid)
 {
+	struct probe_name probe = probe_of(prog);
 	struct bpf_map *specs = bpf_object__find_map_by_name(attacher->obj, "__bpf_usdt_specs");
 	uint64_t *offsets, *ref_ctr_offsets, *cookies;
 	uint32_t count = 0;
@@ -161,7 +181,7 @@ static int attach_multi(struct attacher *attacher, struct bpf_program *prog,
 		struct bpf_usdt_spec spec;
 		int id;
 
-		if (strcmp(note->name, bpf_program__name(prog)))
+		if (strcmp(note->provider, probe.provider) || strcmp(note->name, probe.name))
 			continue;
 		if ((uint32_t)attacher->next_spec_id >= bpf_map__max_entries(specs)) {
 			err = -E2BIG;
@@ -205,10 +225,11 @@ cleanup:
 static int attach_perf_event(struct attacher *attacher, struct bpf_program *prog, const char *path,
 			     pid_t pid)
 {
+	struct probe_name probe = probe_of(prog);
 	struct bpf_link *link;
 	int err;
 
-	link = bpf_program__attach_usdt(prog, pid, path, "optrace", bpf_program__name(prog), NULL);
+	link = bpf_program__attach_usdt(prog, pid, path, probe.provider, probe.name, NULL);
 	err = libbpf_get_error(link);
 	if (err)
 		return err;
@@ -229,7 +250,7 @@ int attacher_attach(struct attacher *attacher, const char *path, pid_t pid)
 	int err = 0;
 
 	if (attacher->uprobe_multi) {
-		err = usdt_notes_read(path, "optrace", &notes);
+		err = usdt_notes_read(path, NULL, &notes);
 		if (err)
 			return err;
 	}
@@ -245,6 +266,8 @@ int attacher_attach(struct attacher *attacher, const char *path, pid_t pid)
 				err = attach_multi(attacher, prog, &notes, path, pid);
 			else
 				err = attach_perf_event(attacher, prog, path, pid);
+			if (err == -ENOENT && probe_of(prog).optional)
+				err = 0;
 			if (err)
 				break;
 		}

@@ -64,6 +64,20 @@ static int read_semaphore(int mem_fd, unsigned long address, unsigned short *val
 	return pread(mem_fd, value, sizeof(*value), (off_t)address) == sizeof(*value) ? 0 : -EIO;
 }
 
+/* The optrace and optrace_gpu providers' probes; a file may have others. */
+static void keep_optrace_providers(struct usdt_notes *notes)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < notes->count; i++) {
+		const char *provider = notes->notes[i].provider;
+
+		if (!strcmp(provider, "optrace") || !strcmp(provider, "optrace_gpu"))
+			notes->notes[kept++] = notes->notes[i];
+	}
+	notes->count = kept;
+}
+
 int cmd_list(int argc, char **argv)
 {
 	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
@@ -105,19 +119,20 @@ int cmd_list(int argc, char **argv)
 		printf("process %d maps %s\n", env.pid, library.mapped_path);
 	}
 
-	err = usdt_notes_read(path, "optrace", &notes);
+	err = usdt_notes_read(path, NULL, &notes);
 	if (err) {
 		fprintf(stderr, "optrace: cannot read probes from %s: %s\n", path,
 			err == -ENOEXEC ? "not an ELF file" : strerror(-err));
 		err = 1;
 		goto cleanup;
 	}
+	keep_optrace_providers(&notes);
 	if (!notes.count) {
 		fprintf(stderr, "optrace: %s has no optrace probes\n", path);
 		err = 1;
 		goto cleanup;
 	}
-	printf("%-22s %-18s %-18s %-8s %s\n", "PROBE", "OFFSET", "SEMAPHORE", "ARMED", "ARGUMENTS");
+	printf("%-24s %-18s %-18s %-8s %s\n", "PROBE", "OFFSET", "SEMAPHORE", "ARMED", "ARGUMENTS");
 	for (size_t i = 0; i < notes.count; i++) {
 		const struct usdt_note *note = &notes.notes[i];
 		char probe[USDT_NAME_MAX * 2 + 2], armed[16] = "-";
@@ -127,7 +142,7 @@ int cmd_list(int argc, char **argv)
 		if (mem_fd >= 0 && note->semaphore &&
 		    !read_semaphore(mem_fd, base + note->semaphore, &value))
 			snprintf(armed, sizeof(armed), value ? "yes(%u)" : "no", value);
-		printf("%-22s 0x%-16llx 0x%-16llx %-8s %s\n", probe,
+		printf("%-24s 0x%-16llx 0x%-16llx %-8s %s\n", probe,
 		       (unsigned long long)note->pc_offset,
 		       (unsigned long long)note->semaphore_offset, armed, note->args);
 	}
