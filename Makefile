@@ -152,7 +152,9 @@ BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BPF_DIR)/%.skel.h,$(BPF_SRCS))
 # Like libbpf-tools: the host's system headers after the BPF ones (asm/ types).
 BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
 	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
-OPTRACE_SRCS := $(wildcard userspace/*.c) probes/names.c
+# probes/names.c (enum names) and the GPU file reader are shared with the libraries.
+OPTRACE_SHARED_SRCS := probes/names.c probes/cupti/gpufile.c
+OPTRACE_SRCS := $(wildcard userspace/*.c) $(OPTRACE_SHARED_SRCS)
 OPTRACE_OBJS := $(patsubst %.c,$(OUTPUT)/userspace/%.o,$(notdir $(OPTRACE_SRCS)))
 OPTRACE := $(BIN_DIR)/optrace
 OPTRACE_CFLAGS := $(ALL_CFLAGS) -I$(BPF_DIR) -DOPTRACE_VERSION='"$(VERSION)"'
@@ -184,6 +186,10 @@ $(OUTPUT)/userspace/%.o: userspace/%.c $(wildcard userspace/*.h bpf/*.h) $(BPF_S
 	$(Q)$(CC) $(OPTRACE_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/userspace/names.o: probes/names.c | $(OUTPUT)/userspace
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(OPTRACE_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/userspace/gpufile.o: probes/cupti/gpufile.c probes/cupti/gpufile.h | $(OUTPUT)/userspace
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(OPTRACE_CFLAGS) -c $< -o $@
 
@@ -243,7 +249,8 @@ USERSPACE_BPF_SRCS := $(addprefix userspace/,optrace.c stat.c stat_maps.c list.c
 USERSPACE_PURE_SRCS := $(filter-out $(USERSPACE_BPF_SRCS),$(wildcard userspace/*.c))
 TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(OUTPUT)/tests/lib_%.o,$(TEST_HELPER_SRCS)) \
-	$(patsubst userspace/%.c,$(OUTPUT)/tests/us_%.o,$(USERSPACE_PURE_SRCS))
+	$(patsubst userspace/%.c,$(OUTPUT)/tests/us_%.o,$(USERSPACE_PURE_SRCS)) \
+	$(OUTPUT)/tests/us_gpufile.o
 TEST_SRCS := $(wildcard tests/unit/test_*.c tests/integration/test_*.c)
 TEST_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(TEST_SRCS)))
 TEST_CFLAGS := $(ALL_CFLAGS) -Itests/lib -DOPTRACE_BUILD_DIR='"$(OUTPUT)"'
@@ -255,7 +262,7 @@ $(OUTPUT)/tests/test_cupti_%: tests/unit/test_cupti_%.c $(CUPTI_TEST_OBJS) $(TES
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) -Iprobes/cupti -isystem $(CUDA_HOME)/include \
 		-isystem $(CUDA_HOME)/extras/CUPTI/include -o $@ $< $(CUPTI_TEST_OBJS) \
-		$(TEST_HELPER_OBJS) $(LINK_OPTRACE) -lelf -lz $(CHECK_LIBS)
+		$(filter-out %/us_gpufile.o,$(TEST_HELPER_OBJS)) $(LINK_OPTRACE) -lelf -lz $(CHECK_LIBS)
 else
 TEST_SRCS := $(filter-out tests/unit/test_cupti_%.c,$(TEST_SRCS))
 TEST_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(TEST_SRCS)))
@@ -266,6 +273,10 @@ $(OUTPUT)/tests/lib_%.o: tests/lib/%.c $(wildcard tests/lib/*.h) $(PROBES_HEADER
 	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/tests/us_%.o: userspace/%.c $(wildcard userspace/*.h) | $(OUTPUT)/tests $(DEPS_STAMP)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/tests/us_gpufile.o: probes/cupti/gpufile.c probes/cupti/gpufile.h | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
 

@@ -575,6 +575,9 @@ struct chunk_info {
 	bool cut;    /* the file ends inside it */
 };
 
+/* Where capture_peek_counter() looks for the end marker: the file's last bytes. */
+#define TAIL_PEEK_BYTES (256u << 10)
+
 struct capture_reader {
 	int fd;
 	struct capture_header header;
@@ -1212,6 +1215,65 @@ int capture_next(struct capture_reader *r, struct capture_record *record)
 	r->record_pos += CAPTURE_RECORD_OVERHEAD + align8(record->size);
 	r->records_left--;
 	return 1;
+}
+
+/* The end marker's chunk, if it ends the file: its payload CRC checked. */
+static int read_tail_trailer(struct capture_reader *r, const uint8_t *tail, size_t size)
+{
+	for (size_t at = size >= CHUNK_HEADER_SIZE ? size - CHUNK_HEADER_SIZE + 1 : 0; at-- > 0;) {
+		const uint8_t *h = tail + at;
+		uint32_t payload_size;
+
+		if (memcmp(h, chunk_magic, sizeof(chunk_magic)) || crc(h, 28) != get_le32(h + 28) ||
+		    get_le16(h + 4) != CHUNK_END)
+			continue;
+		payload_size = get_le32(h + 16);
+		if (at + CHUNK_HEADER_SIZE + payload_size != size ||
+		    crc(h + CHUNK_HEADER_SIZE, payload_size) != get_le32(h + 24))
+			continue;
+		return parse_trailer(r, h + CHUNK_HEADER_SIZE, payload_size);
+	}
+	return -ENOENT;
+}
+
+int capture_peek_counter(const char *path, const char *name, uint64_t *value)
+{
+	struct capture_reader r = { .fd = -1 };
+	uint64_t size, from;
+	uint8_t *tail = NULL;
+	ssize_t got;
+	int err = -ENOENT;
+
+	r.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r.fd < 0)
+		return -errno;
+	size = file_size(r.fd);
+	from = size > TAIL_PEEK_BYTES ? size - TAIL_PEEK_BYTES : 0;
+	tail = malloc(size - from + 1);
+	if (!tail) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	got = pread(r.fd, tail, size - from, (off_t)from);
+	if (got != (ssize_t)(size - from))
+		goto cleanup;
+	err = read_tail_trailer(&r, tail, (size_t)got);
+	if (err)
+		goto cleanup;
+	err = -ENOENT;
+	for (size_t i = 0; i < r.status.trailer.counter_count; i++) {
+		if (!strcmp(r.counters[i].name, name)) {
+			*value = r.counters[i].value;
+			err = 0;
+			break;
+		}
+	}
+cleanup:
+	free(tail);
+	free(r.counters);
+	free(r.counter_names);
+	close(r.fd);
+	return err;
 }
 
 uint64_t capture_wall_ns(const struct capture_header *header, uint64_t monotonic_ns)

@@ -38,6 +38,8 @@
 #define CAPTURE_KEY_KERNEL "host.kernel"
 #define CAPTURE_KEY_TARGET "target"
 #define CAPTURE_KEY_PID "recorder.pid"
+/* The end marker's count of GPU records: 0 spares readers a pass over them. */
+#define CAPTURE_COUNTER_GPU_RECORDS "records.gpu"
 
 /* A metadata entry; the reader's strings are NUL-terminated copies. */
 struct capture_meta {
@@ -196,6 +198,13 @@ int capture_next(struct capture_reader *reader, struct capture_record *record);
 const struct capture_status *capture_reader_status(const struct capture_reader *reader);
 
 void capture_reader_close(struct capture_reader *reader);
+
+/*
+ * The end marker's counter called name, read from the end of a cleanly
+ * closed capture without reading the rest. 0, or -ENOENT when the file has
+ * no end marker there or the marker no such counter (then read it all).
+ */
+int capture_peek_counter(const char *path, const char *name, uint64_t *value);
 
 /* An event timestamp (bpf_ktime_get_ns: CLOCK_MONOTONIC) as wall-clock ns. */
 uint64_t capture_wall_ns(const struct capture_header *header, uint64_t monotonic_ns);

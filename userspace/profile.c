@@ -11,8 +11,10 @@ struct profile_thread {
 	struct profile_op **stack; /* open operations, outermost first */
 	size_t depth;
 	size_t capacity;
-	struct profile_run run;	  /* the task point running, when run.task */
-	struct profile_wait wait; /* the wait in progress, when wait.begin_ns */
+	struct profile_run run;			    /* the task point running, when run.task */
+	struct profile_wait wait;		    /* the wait in progress, when wait.begin_ns */
+	const struct gpu_thread_launches *launches; /* its GPU launches, if any */
+	size_t next_launch;			    /* the first not attributed yet */
 };
 
 struct profile_task {
@@ -57,7 +59,135 @@ static struct profile_thread *thread_of(struct profile *profile, uint32_t tgid, 
 		free(thread);
 		thread = NULL;
 	}
+	if (thread && profile->gpu)
+		thread->launches = gpu_index_thread(profile->gpu, tgid, tid);
 	return thread;
+}
+
+void profile_set_gpu(struct profile *profile, const struct gpu_index *gpu)
+{
+	profile->gpu = gpu;
+}
+
+/* ---- GPU attribution ------------------------------------------------------ */
+
+static const struct profile_op *outermost(const struct profile_op *op)
+{
+	while (op && op->parent)
+		op = op->parent;
+	return op;
+}
+
+/* The innermost frame open on thread: a task point running, or an operation. */
+static void open_frame(struct profile *profile, struct profile_thread *thread,
+		       struct profile_run **run, struct profile_op **op)
+{
+	struct profile_op *top = thread && thread->depth ? thread->stack[thread->depth - 1] : NULL;
+	struct profile_task *task;
+
+	*run = NULL;
+	*op = top;
+	if (!thread || !thread->run.task || (top && top->begin_ns > thread->run.begin_ns))
+		return;
+	*run = &thread->run;
+	task = idmap_get(&profile->tasks, thread->run.tgid, thread->run.task);
+	*op = task ? task->op : NULL;
+}
+
+static void emit_gpu(struct profile *profile, const struct gpu_activity *activity,
+		     const struct gpu_launch *launch, struct profile_run *run,
+		     struct profile_op *op)
+{
+	uint64_t duration = activity->end_ns - activity->start_ns;
+	struct profile_gpu gpu = {
+		.tgid = activity->tgid,
+		.activity = activity,
+		.launch = launch,
+		.name = gpu_activity_name(profile->gpu, activity),
+		.op = op,
+		.run = run,
+	};
+
+	if (op) {
+		gpu.root = run && run->root ? run->root : outermost(op);
+		gpu.op_name = op->name;
+		gpu.root_name = op->root_name;
+		op->gpu_ns += duration;
+		op->gpu_count++;
+		for (struct profile_op *a = op; a; a = a->parent)
+			a->tree_gpu_ns += duration;
+		profile->stats.gpu_in_ops++;
+	} else if (launch) {
+		profile->stats.gpu_outside++;
+	} else {
+		profile->stats.gpu_unlaunched++;
+	}
+	if (run) {
+		run->gpu_ns += duration;
+		run->gpu_count++;
+	}
+	if (profile->consumer.gpu)
+		profile->consumer.gpu(profile->consumer.ctx, profile, &gpu);
+}
+
+static void emit_launch(struct profile *profile, struct profile_thread *thread,
+			const struct gpu_launch *launch)
+{
+	struct profile_run *run = NULL;
+	struct profile_op *op = NULL;
+
+	/* A launch whose time CUPTI did not give belongs to no frame. */
+	if (launch->start_ns)
+		open_frame(profile, thread, &run, &op);
+	for (uint32_t i = 0; i < launch->activity_count; i++)
+		emit_gpu(profile, &profile->gpu->activities[launch->first_activity + i], launch,
+			 run, op);
+}
+
+/* The thread's launches that began before until_ns, in the frames open now. */
+static void attribute_until(struct profile *profile, struct profile_thread *thread,
+			    uint64_t until_ns)
+{
+	const struct gpu_thread_launches *launches = thread->launches;
+
+	while (launches && thread->next_launch < launches->count) {
+		const struct gpu_launch *launch =
+			&profile->gpu->launches[launches->first + thread->next_launch];
+
+		if (launch->start_ns >= until_ns)
+			break;
+		thread->next_launch++;
+		emit_launch(profile, thread, launch);
+	}
+}
+
+/* Before a frame of thread (tgid, tid) opens or closes at timestamp. */
+static void gpu_before_frame_change(struct profile *profile, const struct record_event *event)
+{
+	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
+
+	if (thread)
+		attribute_until(profile, thread, event->timestamp);
+}
+
+/* At the end: what was launched on threads without frames, or not launched seen. */
+static void gpu_finish(struct profile *profile)
+{
+	const struct gpu_index *gpu = profile->gpu;
+
+	for (size_t i = 0; i < gpu->threads.capacity; i++) {
+		const struct idmap_slot *slot = &gpu->threads.slots[i];
+		const struct gpu_thread_launches *launches = slot->value;
+
+		if (!launches || idmap_get(&profile->threads, slot->tgid, slot->id))
+			continue;
+		for (size_t j = 0; j < launches->count; j++)
+			emit_launch(profile, NULL, &gpu->launches[launches->first + j]);
+	}
+	for (size_t i = 0; i < gpu->activity_count; i++) {
+		if (gpu->activities[i].launch == GPU_NO_LAUNCH)
+			emit_gpu(profile, &gpu->activities[i], NULL, NULL, NULL);
+	}
 }
 
 /* Hands op over once nothing keeps it open; then its parent may be done too. */
@@ -377,6 +507,10 @@ int profile_feed(struct profile *profile, const void *record, size_t size)
 		return 0;
 	}
 	note_time(profile, event->timestamp);
+	if (profile->gpu && event->type >= RECORD_OP_BEGIN && event->type <= RECORD_TASK_END &&
+	    event->type != RECORD_OP_MODE && event->type != RECORD_OP_FALLBACK &&
+	    event->type != RECORD_TASK_LAUNCH)
+		gpu_before_frame_change(profile, event);
 	switch (event->type) {
 	case RECORD_STRING:
 		if (size < sizeof(struct record_string)) {
@@ -415,6 +549,10 @@ int profile_feed(struct profile *profile, const void *record, size_t size)
 	case RECORD_WAIT_END:
 		wait_end(profile, event);
 		return 0;
+	case RECORD_GPU:
+	case RECORD_GPU_NAME:
+	case RECORD_GPU_DROPPED:
+		return 0; /* read ahead, into profile->gpu */
 	default:
 		profile->stats.malformed++;
 		return 0;
@@ -425,6 +563,13 @@ void profile_finish(struct profile *profile)
 {
 	uint64_t end_ns = profile->stats.last_ns;
 
+	/* Launches after the last record went to the frames still open. */
+	for (size_t i = 0; profile->gpu && i < profile->threads.capacity; i++) {
+		struct profile_thread *thread = profile->threads.slots[i].value;
+
+		if (thread)
+			attribute_until(profile, thread, UINT64_MAX);
+	}
 	/* Runs first: they hold their operations open. */
 	for (size_t i = 0; i < profile->threads.capacity; i++) {
 		struct profile_thread *thread = profile->threads.slots[i].value;
@@ -458,6 +603,8 @@ void profile_finish(struct profile *profile)
 			close_op(profile, op, end_ns);
 		}
 	}
+	if (profile->gpu)
+		gpu_finish(profile);
 }
 
 void profile_free(struct profile *profile)

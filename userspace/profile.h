@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "../bpf/record.h"
+#include "gpu_index.h"
 #include "idmap.h"
 
 #define PROFILE_MODE_UNSET (-1)
@@ -46,6 +47,10 @@ struct profile_op {
 	/* Task points that ran, per variant: its own, and its own plus its helpers'. */
 	uint32_t points[OPTRACE_VARIANT__COUNT];
 	uint32_t tree_points[OPTRACE_VARIANT__COUNT];
+	/* GPU activity it launched (itself or through its tasks), and with its helpers'. */
+	uint64_t gpu_ns;
+	uint32_t gpu_count;
+	uint64_t tree_gpu_ns;
 
 	/* Private to the model. */
 	struct profile_op *parent;
@@ -70,6 +75,24 @@ struct profile_run {
 	const struct profile_op *root; /* the operation the user called */
 	uint64_t op_name;	       /* their names, also once they are gone */
 	uint64_t root_name;
+	uint64_t gpu_ns; /* GPU activity this point launched */
+	uint32_t gpu_count;
+};
+
+/*
+ * A kernel, copy or memset, attributed: its launch (a CUDA API call) was
+ * made on a thread while an operation or a task point was open there.
+ */
+struct profile_gpu {
+	uint32_t tgid;
+	const struct gpu_activity *activity;
+	const struct gpu_launch *launch; /* NULL: its API record was not captured */
+	const char *name;		 /* kernel name, "memcpy HtoD", ... */
+	const struct profile_op *op;	 /* the op open at the launch, or whose task ran; or NULL */
+	const struct profile_op *root;	 /* the operation the user called */
+	uint64_t op_name;
+	uint64_t root_name;
+	const struct profile_run *run; /* the task point running at the launch, or NULL */
 };
 
 struct profile_wait {
@@ -98,6 +121,8 @@ struct profile_consumer {
 	void (*fallback)(void *ctx, const struct profile *profile, const struct profile_op *op);
 	void (*rt_init)(void *ctx, const struct profile *profile, uint32_t tgid, int rank,
 			int rank_count);
+	/* GPU activity, at its launch's place in its thread's order (op, run alive). */
+	void (*gpu)(void *ctx, const struct profile *profile, const struct profile_gpu *gpu);
 };
 
 struct profile_stats {
@@ -108,18 +133,25 @@ struct profile_stats {
 	uint64_t cut_runs;
 	uint64_t first_ns;
 	uint64_t last_ns;
+	uint64_t gpu_in_ops;	 /* GPU activities attributed to an operation */
+	uint64_t gpu_outside;	 /* launched where no operation was open */
+	uint64_t gpu_unlaunched; /* whose launch was not captured */
 };
 
 struct profile {
 	struct profile_consumer consumer;
-	struct idmap threads; /* (tgid, tid) -> struct profile_thread */
-	struct idmap ops;     /* (tgid, op id) -> struct profile_op, until done */
-	struct idmap tasks;   /* (tgid, task id) -> struct profile_task, while points run */
-	struct idmap strings; /* (tgid, address) -> char * */
+	struct idmap threads;	     /* (tgid, tid) -> struct profile_thread */
+	struct idmap ops;	     /* (tgid, op id) -> struct profile_op, until done */
+	struct idmap tasks;	     /* (tgid, task id) -> struct profile_task, while points run */
+	struct idmap strings;	     /* (tgid, address) -> char * */
+	const struct gpu_index *gpu; /* sealed; NULL: no GPU activity */
 	struct profile_stats stats;
 };
 
 void profile_init(struct profile *profile, const struct profile_consumer *consumer);
+
+/* The GPU activity to attribute (sealed), before the first record is fed. */
+void profile_set_gpu(struct profile *profile, const struct gpu_index *gpu);
 
 /* One record as the ring buffer gave it. Returns 0 or -ENOMEM. */
 int profile_feed(struct profile *profile, const void *record, size_t size);

@@ -44,6 +44,7 @@ static struct {
 struct recorder {
 	struct capture_writer *writer;
 	uint64_t events;
+	uint64_t gpu_records; /* tells report and export whether to read GPU records ahead */
 	uint64_t bytes;
 	int error;
 };
@@ -117,6 +118,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (err && !recorder->error)
 		recorder->error = err;
 	recorder->events++;
+	if (event->type >= RECORD_GPU && event->type <= RECORD_GPU_DROPPED)
+		recorder->gpu_records++;
 	recorder->bytes += size;
 	return 0;
 }
@@ -269,6 +272,8 @@ cleanup:
 			{ "lost.strings", 0 },
 			{ "strings.unreadable", 0 },
 			{ "strings.truncated", 0 },
+			{ "lost.gpu_unreadable", 0 },
+			{ CAPTURE_COUNTER_GPU_RECORDS, recorder.gpu_records },
 		};
 		int close_err;
 
@@ -277,7 +282,9 @@ cleanup:
 		counters[1].value = losses[RECORD_LOSS_STRING_DROPPED];
 		counters[2].value = losses[RECORD_LOSS_STRING_UNREADABLE];
 		counters[3].value = losses[RECORD_LOSS_STRING_TRUNCATED];
-		close_err = capture_close(recorder.writer, counters, 4);
+		counters[4].value = losses[RECORD_LOSS_GPU_UNREADABLE];
+		close_err = capture_close(recorder.writer, counters,
+					  sizeof(counters) / sizeof(counters[0]));
 		if (close_err && !err && !recorder.error)
 			fprintf(stderr, "optrace: cannot finish %s: %s\n", env.output,
 				strerror(-close_err));

@@ -6,7 +6,30 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../probes/cupti/gpufile.h"
 #include "replay.h"
+
+/* A GPU file alone: a header for the exporters, its clock base its creation. */
+static int open_gpu_only(struct replay *replay, const char *path)
+{
+	struct gpu_file_reader reader;
+	int err = gpu_file_open(&reader, path);
+
+	if (err) {
+		fprintf(stderr, "optrace: %s: %s\n", path,
+			err == -EPROTO ? "not an OPTRACE_GPU_FILE, or of a newer version"
+				       : strerror(-err));
+		return err;
+	}
+	replay->gpu_only_header.monotonic_ns = reader.header.created_ns;
+	replay->gpu_only_header.optrace_version = "";
+	replay->gpu_only_header.hostname = "";
+	replay->gpu_only_header.target = "";
+	replay->gpu_only_status.end = CAPTURE_END_CLEAN;
+	gpu_file_reader_close(&reader);
+	replay->header = &replay->gpu_only_header;
+	return replay_add_gpu_file(replay, path);
+}
 
 int replay_open(struct replay *replay, const char *path)
 {
@@ -15,12 +38,55 @@ int replay_open(struct replay *replay, const char *path)
 
 	memset(replay, 0, sizeof(*replay));
 	replay->path = path;
+	gpu_index_init(&replay->gpu);
+	if (gpu_index_is_file(path))
+		return open_gpu_only(replay, path);
 	err = capture_reader_open(&replay->reader, path, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "optrace: %s\n", why);
 		return err;
 	}
 	replay->header = capture_reader_header(replay->reader);
+	return 0;
+}
+
+int replay_add_gpu_file(struct replay *replay, const char *path)
+{
+	char why[512] = "";
+	long count = gpu_index_read_file(&replay->gpu, path, why, sizeof(why));
+
+	if (count < 0) {
+		fprintf(stderr, "optrace: %s\n", why);
+		return (int)count;
+	}
+	if (why[0])
+		fprintf(stderr, "optrace: %s\n", why);
+	return 0;
+}
+
+static int read_gpu(struct replay *replay, struct profile *profile)
+{
+	uint64_t gpu_records = 1;
+	long count = 0;
+	int err;
+
+	/* A clean capture says whether it holds any; else read to see. */
+	if (replay->reader &&
+	    (capture_peek_counter(replay->path, CAPTURE_COUNTER_GPU_RECORDS, &gpu_records) ||
+	     gpu_records))
+		count = gpu_index_read_capture(&replay->gpu, replay->path);
+	if (count < 0) {
+		fprintf(stderr, "optrace: cannot read %s: %s\n", replay->path, strerror(-count));
+		return (int)count;
+	}
+	if (!replay->gpu.activity_count && !replay->gpu.launch_count)
+		return 0;
+	err = gpu_index_seal(&replay->gpu);
+	if (err) {
+		fprintf(stderr, "optrace: %s\n", strerror(-err));
+		return err;
+	}
+	profile_set_gpu(profile, &replay->gpu);
 	return 0;
 }
 
@@ -32,6 +98,14 @@ int replay_run(struct replay *replay, struct profile *profile)
 	struct stat st;
 	int err;
 
+	err = read_gpu(replay, profile);
+	if (err)
+		return err;
+	if (!replay->reader) {
+		replay->status = &replay->gpu_only_status;
+		profile_finish(profile);
+		return 0;
+	}
 	if (stat(replay->path, &st) || st.st_size < (16 << 20))
 		progress = false; /* small files are read in a blink */
 	while ((err = capture_next(replay->reader, &record)) > 0) {
@@ -40,7 +114,8 @@ int replay_run(struct replay *replay, struct profile *profile)
 			break;
 		/* Long exports say how far they are, on a terminal. */
 		if (progress && (++records & ((1 << 20) - 1)) == 0) {
-			double done = (double)record.chunk * replay->header->chunk_size / st.st_size;
+			double done =
+				(double)record.chunk * replay->header->chunk_size / st.st_size;
 
 			fprintf(stderr, "\roptrace: reading %s: %3.0f%% (%.0f M records)",
 				replay->path, done < 1 ? done * 100 : 99.0, records / 1e6);
@@ -63,5 +138,6 @@ void replay_close(struct replay *replay)
 {
 	if (replay->reader)
 		capture_reader_close(replay->reader);
+	gpu_index_free(&replay->gpu);
 	memset(replay, 0, sizeof(*replay));
 }

@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <linux/types.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <optrace/gpu.h>
+
+#include "../bpf/record.h"
+#include "../probes/cupti/gpufile.h"
+#include "capture.h"
+#include "gpu_index.h"
+
+void gpu_index_init(struct gpu_index *index)
+{
+	memset(index, 0, sizeof(*index));
+}
+
+void gpu_index_free(struct gpu_index *index)
+{
+	for (size_t i = 0; i < index->names.capacity; i++)
+		free(index->names.slots[i].value);
+	for (size_t i = 0; i < index->threads.capacity; i++)
+		free(index->threads.slots[i].value);
+	idmap_free(&index->names);
+	idmap_free(&index->threads);
+	free(index->activities);
+	free(index->launches);
+	memset(index, 0, sizeof(*index));
+}
+
+static void *grow(void *array, size_t *capacity, size_t count, size_t size)
+{
+	size_t wanted = *capacity ? *capacity * 2 : 1024;
+	void *grown;
+
+	if (count < *capacity)
+		return array;
+	grown = realloc(array, wanted * size);
+	if (grown)
+		*capacity = wanted;
+	return grown;
+}
+
+static struct gpu_activity *new_activity(struct gpu_index *index, uint32_t tgid)
+{
+	struct gpu_activity *grown = grow(index->activities, &index->activity_capacity,
+					  index->activity_count, sizeof(*grown));
+	struct gpu_activity *activity;
+
+	if (!grown)
+		return NULL;
+	index->activities = grown;
+	activity = &index->activities[index->activity_count++];
+	memset(activity, 0, sizeof(*activity));
+	activity->tgid = tgid;
+	activity->launch = GPU_NO_LAUNCH;
+	return activity;
+}
+
+static void set_times(struct gpu_index *index, struct gpu_activity *activity,
+		      const struct optrace_gpu_head *head, uint64_t start_ns, uint64_t end_ns)
+{
+	activity->kind = head->type;
+	activity->start_ns = start_ns;
+	activity->end_ns = end_ns;
+	/* The collector zeroes them already; a record from elsewhere may not. */
+	if ((head->flags & OPTRACE_GPU_F_TIME_INVALID) || !start_ns || end_ns < start_ns ||
+	    (int64_t)start_ns < 0) {
+		activity->time_invalid = true;
+		activity->start_ns = activity->end_ns = 0;
+		index->stats.invalid_times++;
+	}
+}
+
+static int add_kernel(struct gpu_index *index, uint32_t tgid, const struct optrace_gpu_kernel *k)
+{
+	struct gpu_activity *activity = new_activity(index, tgid);
+
+	if (!activity)
+		return -ENOMEM;
+	set_times(index, activity, &k->head, k->start_ns, k->end_ns);
+	activity->correlation_id = k->correlation_id;
+	activity->device_id = k->device_id;
+	activity->context_id = k->context_id;
+	activity->stream_id = k->stream_id;
+	activity->name_id = k->name_id;
+	activity->grid[0] = k->grid_x;
+	activity->grid[1] = k->grid_y;
+	activity->grid[2] = k->grid_z;
+	activity->block[0] = k->block_x;
+	activity->block[1] = k->block_y;
+	activity->block[2] = k->block_z;
+	index->stats.kernels++;
+	return 0;
+}
+
+static int add_memcpy(struct gpu_index *index, uint32_t tgid, const struct optrace_gpu_memcpy *m)
+{
+	struct gpu_activity *activity = new_activity(index, tgid);
+
+	if (!activity)
+		return -ENOMEM;
+	set_times(index, activity, &m->head, m->start_ns, m->end_ns);
+	activity->correlation_id = m->correlation_id;
+	activity->runtime_correlation_id = m->runtime_correlation_id;
+	activity->device_id = m->device_id;
+	activity->context_id = m->context_id;
+	activity->stream_id = m->stream_id;
+	activity->copy_kind = m->copy_kind;
+	activity->bytes = m->bytes;
+	index->stats.copies++;
+	return 0;
+}
+
+static int add_memset(struct gpu_index *index, uint32_t tgid, const struct optrace_gpu_memset *m)
+{
+	struct gpu_activity *activity = new_activity(index, tgid);
+
+	if (!activity)
+		return -ENOMEM;
+	set_times(index, activity, &m->head, m->start_ns, m->end_ns);
+	activity->correlation_id = m->correlation_id;
+	activity->device_id = m->device_id;
+	activity->context_id = m->context_id;
+	activity->stream_id = m->stream_id;
+	activity->bytes = m->bytes;
+	index->stats.memsets++;
+	return 0;
+}
+
+static int add_api(struct gpu_index *index, uint32_t tgid, const struct optrace_gpu_api *a)
+{
+	struct gpu_launch *grown =
+		grow(index->launches, &index->launch_capacity, index->launch_count, sizeof(*grown));
+	struct gpu_launch *launch;
+
+	if (!grown)
+		return -ENOMEM;
+	index->launches = grown;
+	launch = &index->launches[index->launch_count++];
+	memset(launch, 0, sizeof(*launch));
+	/* The record's own pid is CUPTI's view; the probe's process is the kernel's. */
+	launch->tgid = tgid;
+	launch->tid = a->tid;
+	launch->correlation_id = a->correlation_id;
+	launch->cbid = a->cbid;
+	launch->api_kind = a->api_kind;
+	launch->start_ns = (a->head.flags & OPTRACE_GPU_F_TIME_INVALID) ? 0 : a->start_ns;
+	launch->end_ns = (a->head.flags & OPTRACE_GPU_F_TIME_INVALID) ? 0 : a->end_ns;
+	index->stats.launches++;
+	return 0;
+}
+
+/* The size a record must have for the fields read here. */
+static size_t size_needed(uint8_t type)
+{
+	switch (type) {
+	case OPTRACE_GPU_REC_KERNEL:
+		return sizeof(struct optrace_gpu_kernel);
+	case OPTRACE_GPU_REC_MEMCPY:
+		return sizeof(struct optrace_gpu_memcpy);
+	case OPTRACE_GPU_REC_MEMSET:
+		return sizeof(struct optrace_gpu_memset);
+	case OPTRACE_GPU_REC_API:
+		return sizeof(struct optrace_gpu_api);
+	case OPTRACE_GPU_REC_SYNC:
+		return sizeof(struct optrace_gpu_sync);
+	case OPTRACE_GPU_REC_DROPPED:
+		return sizeof(struct optrace_gpu_dropped);
+	default:
+		return sizeof(struct optrace_gpu_head);
+	}
+}
+
+int gpu_index_add(struct gpu_index *index, uint32_t tgid, const void *record, size_t size)
+{
+	struct optrace_gpu_head head;
+	/* Copied out: a capture's record data is 8-byte aligned, a file's is not. */
+	union {
+		struct optrace_gpu_kernel kernel;
+		struct optrace_gpu_memcpy memcpy;
+		struct optrace_gpu_memset memset;
+		struct optrace_gpu_api api;
+		struct optrace_gpu_dropped dropped;
+	} r;
+
+	if (size < sizeof(head)) {
+		index->stats.malformed++;
+		return 0;
+	}
+	memcpy(&head, record, sizeof(head));
+	/* A newer record is longer: its first fields are these. */
+	if (head.version < 1 || head.size < size_needed(head.type) ||
+	    size < size_needed(head.type)) {
+		index->stats.malformed++;
+		return 0;
+	}
+	memcpy(&r, record, size_needed(head.type) < sizeof(r) ? size_needed(head.type) : sizeof(r));
+	switch (head.type) {
+	case OPTRACE_GPU_REC_KERNEL:
+		return add_kernel(index, tgid, &r.kernel);
+	case OPTRACE_GPU_REC_MEMCPY:
+		return add_memcpy(index, tgid, &r.memcpy);
+	case OPTRACE_GPU_REC_MEMSET:
+		return add_memset(index, tgid, &r.memset);
+	case OPTRACE_GPU_REC_API:
+		return add_api(index, tgid, &r.api);
+	case OPTRACE_GPU_REC_SYNC:
+		index->stats.syncs++;
+		return 0;
+	case OPTRACE_GPU_REC_DROPPED:
+		index->stats.dropped += r.dropped.count;
+		return 0;
+	default:
+		return 0; /* a kind this optrace does not know: skipped */
+	}
+}
+
+int gpu_index_add_name(struct gpu_index *index, uint32_t tgid, uint32_t name_id, const char *name)
+{
+	char *copy = strdup(name), *old;
+
+	if (!copy)
+		return -ENOMEM;
+	old = idmap_get(&index->names, tgid, name_id);
+	if (idmap_put(&index->names, tgid, name_id, copy)) {
+		free(copy);
+		return -ENOMEM;
+	}
+	free(old);
+	return 0;
+}
+
+static int add_capture_record(struct gpu_index *index, const struct capture_record *record)
+{
+	const struct record_event *event = record->data;
+
+	if (record->size < sizeof(*event))
+		return 0;
+	switch (record->type) {
+	case RECORD_GPU: {
+		const struct record_gpu *gpu = record->data;
+		size_t size;
+
+		if (record->size < offsetof(struct record_gpu, data)) {
+			index->stats.malformed++;
+			return 0;
+		}
+		size = record->size - offsetof(struct record_gpu, data);
+		if (gpu->size < size)
+			size = gpu->size;
+		return gpu_index_add(index, gpu->tgid, gpu->data, size);
+	}
+	case RECORD_GPU_NAME: {
+		const struct record_gpu_name *name = record->data;
+		char text[RECORD_GPU_NAME_LEN + 4];
+		size_t length;
+
+		if (record->size < sizeof(*name)) {
+			index->stats.malformed++;
+			return 0;
+		}
+		length = strnlen(name->text, sizeof(name->text));
+		memcpy(text, name->text, length);
+		strcpy(text + length, name->truncated ? "..." : "");
+		return gpu_index_add_name(index, name->tgid, name->name_id,
+					  name->unreadable ? "(unreadable)" : text);
+	}
+	case RECORD_GPU_DROPPED:
+		index->stats.dropped += event->args[0];
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+long gpu_index_read_capture(struct gpu_index *index, const char *path)
+{
+	struct capture_reader *reader;
+	struct capture_record record;
+	long count = 0;
+	int err;
+
+	err = capture_reader_open(&reader, path, NULL, 0);
+	if (err)
+		return err;
+	while ((err = capture_next(reader, &record)) > 0) {
+		if (record.type < RECORD_GPU || record.type > RECORD_GPU_DROPPED)
+			continue;
+		err = add_capture_record(index, &record);
+		if (err)
+			break;
+		count++;
+	}
+	capture_reader_close(reader);
+	return err < 0 ? err : count;
+}
+
+bool gpu_index_is_file(const char *path)
+{
+	char magic[sizeof(OPTRACE_GPU_FILE_MAGIC)] = { 0 };
+	FILE *file = fopen(path, "re");
+	bool is_file;
+
+	if (!file)
+		return false;
+	is_file = fread(magic, sizeof(magic), 1, file) == 1 &&
+		  !memcmp(magic, OPTRACE_GPU_FILE_MAGIC, sizeof(magic));
+	fclose(file);
+	return is_file;
+}
+
+long gpu_index_read_file(struct gpu_index *index, const char *path, char *why, size_t why_size)
+{
+	struct gpu_file_reader reader;
+	static char buffer[65536 + 8];
+	long count = 0;
+	int size, err;
+
+	err = gpu_file_open(&reader, path);
+	if (err) {
+		if (why)
+			snprintf(why, why_size, "%s: %s", path,
+				 err == -EPROTO ? "not an OPTRACE_GPU_FILE, or of a newer version"
+						: strerror(-err));
+		return err;
+	}
+	while ((size = gpu_file_next(&reader, buffer, sizeof(buffer) - 1)) > 0) {
+		const struct optrace_gpu_head *head = (const void *)buffer;
+
+		if (head->type == OPTRACE_GPU_REC_KERNEL_NAME &&
+		    (size_t)size >= sizeof(struct optrace_gpu_kernel_name)) {
+			const struct optrace_gpu_kernel_name *name = (const void *)buffer;
+			uint32_t length = name->length;
+
+			if (length > (uint32_t)size - sizeof(*name))
+				length = (uint32_t)size - sizeof(*name);
+			buffer[sizeof(*name) + length] = '\0';
+			err = gpu_index_add_name(index, reader.header.pid, name->name_id,
+						 buffer + sizeof(*name));
+		} else {
+			err = gpu_index_add(index, reader.header.pid, buffer, (size_t)size);
+		}
+		if (err)
+			break;
+		count++;
+	}
+	gpu_file_reader_close(&reader);
+	if (err)
+		return err;
+	/* A file cut by a killed process: what came before it is kept. */
+	if (size < 0 && why)
+		snprintf(why, why_size,
+			 "%s ends inside a record (the process was killed?): read up to there",
+			 path);
+	return count;
+}
+
+/* ---- sealing ------------------------------------------------------------------ */
+
+static int by_thread_then_time(const void *a, const void *b)
+{
+	const struct gpu_launch *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return (int)x->api_kind - (int)y->api_kind;
+}
+
+static int by_launch_then_time(const void *a, const void *b)
+{
+	const struct gpu_activity *x = a, *y = b;
+
+	if (x->launch != y->launch)
+		return x->launch < y->launch ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return 0;
+}
+
+/* (tgid, correlation id) -> launch index + 1: the runtime call if the driver's shares it. */
+static int map_correlations(struct gpu_index *index, struct idmap *by_correlation)
+{
+	for (size_t i = 0; i < index->launch_count; i++) {
+		const struct gpu_launch *launch = &index->launches[i];
+		uintptr_t old =
+			(uintptr_t)idmap_get(by_correlation, launch->tgid, launch->correlation_id);
+
+		if (!launch->correlation_id)
+			continue;
+		if (old) {
+			const struct gpu_launch *kept = &index->launches[old - 1];
+
+			index->stats.duplicate_apis++;
+			if (kept->api_kind <= launch->api_kind)
+				continue;
+		}
+		if (idmap_put(by_correlation, launch->tgid, launch->correlation_id,
+			      (void *)(uintptr_t)(i + 1)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int map_threads(struct gpu_index *index)
+{
+	for (size_t i = 0; i < index->launch_count;) {
+		struct gpu_thread_launches *range = calloc(1, sizeof(*range));
+		const struct gpu_launch *first = &index->launches[i];
+
+		if (!range)
+			return -ENOMEM;
+		range->first = i;
+		while (i < index->launch_count && index->launches[i].tgid == first->tgid &&
+		       index->launches[i].tid == first->tid)
+			i++;
+		range->count = i - range->first;
+		if (idmap_put(&index->threads, first->tgid, first->tid, range)) {
+			free(range);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int gpu_index_seal(struct gpu_index *index)
+{
+	struct idmap by_correlation = { 0 };
+	int err;
+
+	if (index->sealed)
+		return 0;
+	qsort(index->launches, index->launch_count, sizeof(*index->launches), by_thread_then_time);
+	err = map_correlations(index, &by_correlation);
+	for (size_t i = 0; !err && i < index->activity_count; i++) {
+		struct gpu_activity *activity = &index->activities[i];
+		uintptr_t found = (uintptr_t)idmap_get(&by_correlation, activity->tgid,
+						       activity->correlation_id);
+
+		/* A copy the driver made for a runtime call names that call too. */
+		if (!found && activity->runtime_correlation_id)
+			found = (uintptr_t)idmap_get(&by_correlation, activity->tgid,
+						     activity->runtime_correlation_id);
+		activity->launch = found ? found - 1 : GPU_NO_LAUNCH;
+		if (!found)
+			index->stats.unlaunched++;
+	}
+	idmap_free(&by_correlation);
+	if (err)
+		return err;
+	qsort(index->activities, index->activity_count, sizeof(*index->activities),
+	      by_launch_then_time);
+	for (size_t i = 0; i < index->activity_count; i++) {
+		struct gpu_launch *launch;
+
+		if (index->activities[i].launch == GPU_NO_LAUNCH)
+			break;
+		launch = &index->launches[index->activities[i].launch];
+		if (!launch->activity_count++)
+			launch->first_activity = i;
+	}
+	err = map_threads(index);
+	if (err)
+		return err;
+	index->sealed = true;
+	return 0;
+}
+
+const struct gpu_thread_launches *gpu_index_thread(const struct gpu_index *index, uint32_t tgid,
+						   uint32_t tid)
+{
+	return idmap_get(&index->threads, tgid, tid);
+}
+
+const char *gpu_copy_kind_name(unsigned int kind)
+{
+	static const char *const names[] = {
+		[1] = "HtoD", [2] = "DtoH", [3] = "HtoA", [4] = "AtoH", [5] = "AtoA",
+		[6] = "AtoD", [7] = "DtoA", [8] = "DtoD", [9] = "HtoH", [10] = "PtoP",
+	};
+
+	if (kind < sizeof(names) / sizeof(names[0]) && names[kind])
+		return names[kind];
+	return "copy";
+}
+
+const char *gpu_activity_name(const struct gpu_index *index, const struct gpu_activity *activity)
+{
+	static const char *const copies[] = {
+		"memcpy",      "memcpy HtoD", "memcpy DtoH", "memcpy HtoA",
+		"memcpy AtoH", "memcpy AtoA", "memcpy AtoD", "memcpy DtoA",
+		"memcpy DtoD", "memcpy HtoH", "memcpy PtoP",
+	};
+	const char *name;
+
+	switch (activity->kind) {
+	case OPTRACE_GPU_REC_KERNEL:
+		name = activity->name_id
+			       ? idmap_get(&index->names, activity->tgid, activity->name_id)
+			       : NULL;
+		return name ? name : "(kernel)";
+	case OPTRACE_GPU_REC_MEMCPY:
+		return activity->copy_kind < sizeof(copies) / sizeof(copies[0])
+			       ? copies[activity->copy_kind]
+			       : copies[0];
+	case OPTRACE_GPU_REC_MEMSET:
+		return "memset";
+	default:
+		return "(gpu)";
+	}
+}
