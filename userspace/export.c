@@ -23,6 +23,7 @@ static struct {
 	bool show_helpers;
 	bool python;
 	uint32_t legion_version;
+	const char *gpu_file;
 	char *paths[64];
 	int path_count;
 } env;
@@ -36,7 +37,9 @@ static const char doc[] =
 	"EXAMPLES:\n"
 	"    optrace export --chrome -o trace.json optrace.capture   # open in ui.perfetto.dev\n"
 	"    optrace export --chrome --show-helpers -o t.json run.capture\n"
-	"    optrace export --legion -o prof run.capture   # then: legion_prof prof/prof_*.gz\n";
+	"    optrace export --legion -o prof run.capture   # then: legion_prof prof/prof_*.gz\n"
+	"    optrace export --chrome -o t.json --gpu gpu.bin run.capture  # with OPTRACE_GPU_FILE's\n"
+	"    optrace export --chrome -o t.json gpu.bin     # GPU activity alone (no eBPF there)\n";
 
 enum {
 	OPT_CHROME = 0x100,
@@ -44,6 +47,7 @@ enum {
 	OPT_SHOW_HELPERS,
 	OPT_LEGION_VERSION,
 	OPT_PYTHON,
+	OPT_GPU,
 };
 
 static const struct argp_option options[] = {
@@ -55,6 +59,8 @@ static const struct argp_option options[] = {
 	  "Legion: show issuing threads as Python processors (cuPyNumeric)", 0 },
 	{ "output", 'o', "PATH", 0, "The file (--chrome) or directory (--legion) to write", 0 },
 	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "Nested operations too", 0 },
+	{ "gpu", OPT_GPU, "FILE", 0,
+	  "GPU activity written by liboptrace-cupti to OPTRACE_GPU_FILE, merged in", 0 },
 	{},
 };
 
@@ -75,6 +81,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_PYTHON:
 		env.python = true;
+		return 0;
+	case OPT_GPU:
+		env.gpu_file = arg;
 		return 0;
 	case OPT_LEGION_VERSION:
 		if (strcmp(arg, "1008") && strcmp(arg, "1007"))
@@ -120,6 +129,8 @@ static int export_chrome(void)
 	setvbuf(out, NULL, _IOFBF, 1 << 20);
 	profile_init(&profile, NULL);
 	err = replay_open(&replay, env.paths[0]);
+	if (!err && env.gpu_file)
+		err = replay_add_gpu_file(&replay, env.gpu_file);
 	if (err)
 		goto cleanup;
 	/* Time zero is the moment recording started. */
@@ -152,6 +163,7 @@ int cmd_export(int argc, char **argv)
 			.version = env.legion_version ? env.legion_version : LEGION_PROF_VERSION,
 			.show_helpers = env.show_helpers,
 			.python = env.python,
+			.gpu_file = env.gpu_file,
 		};
 
 		return legion_export(env.paths, env.path_count, &options) ? 1 : 0;

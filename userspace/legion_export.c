@@ -592,6 +592,8 @@ static int export_one(const char *path, const struct legion_export_options *opti
 	profile_init(&profile, &consumer);
 	err = scan(&exporter, path);
 	err = err ?: replay_open(&replay, path);
+	if (!err && options->gpu_file)
+		err = replay_add_gpu_file(&replay, options->gpu_file);
 	if (err)
 		goto cleanup;
 	exporter.header = replay.header;

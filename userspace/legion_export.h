@@ -17,7 +17,8 @@ struct legion_export_options {
 	const char *directory;
 	uint32_t version; /* 1008 or 1007 */
 	bool show_helpers;
-	bool python; /* issuing threads are Python processors, not CPU ones */
+	bool python;	      /* issuing threads are Python processors, not CPU ones */
+	const char *gpu_file; /* an OPTRACE_GPU_FILE to merge, or NULL */
 };
 
 /* Writes the logs of the capture files; 0 or a negative errno, said on stderr. */
