@@ -284,10 +284,16 @@ $(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) $(PRO
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPER_OBJS) $(LINK_OPTRACE) -lelf -lz $(CHECK_LIBS)
 
-tests: $(TEST_BINS)
+# Programs the integration tests trace (a runtime with a pretend GPU).
+FIXTURES := $(OUTPUT)/tests/gpu_replay
+$(OUTPUT)/tests/%: tests/fixtures/%.c $(LIBOPTRACE) $(wildcard include/optrace/*.h) | $(OUTPUT)/tests
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_OPTRACE)
+
+tests: $(TEST_BINS) $(FIXTURES)
 
 # One line "N passed, N failed" over every suite; non-zero on any failure.
-test: $(TEST_BINS) $(DEMO) $(OPTRACE) $(PY_MODULE)
+test: $(TEST_BINS) $(FIXTURES) $(DEMO) $(OPTRACE) $(PY_MODULE)
 	$(Q)PYTHON=$(PYTHON) PYTHONPATH=$(PY_DIR) OPTRACE_BUILD_DIR=$(OUTPUT) \
 		tests/run.sh $(TEST_BINS) tests/python/run.py
 

@@ -166,6 +166,13 @@ static void on_wait(void *ctx, const struct profile *profile, const struct profi
 			       wait->end_ns - wait->begin_ns);
 }
 
+static void on_gpu(void *ctx, const struct profile *profile, const struct profile_gpu *gpu)
+{
+	struct report_builder *builder = ctx;
+
+	gpu_report_add(&builder->gpu, profile, gpu);
+}
+
 void report_builder_init(struct report_builder *builder, struct profile_consumer *consumer,
 			 bool by_site, bool internal)
 {
@@ -179,6 +186,8 @@ void report_builder_init(struct report_builder *builder, struct profile_consumer
 	consumer->task_launch = on_task_launch;
 	consumer->fallback = on_fallback;
 	consumer->wait = on_wait;
+	consumer->gpu = on_gpu;
+	gpu_report_init(&builder->gpu);
 }
 
 int report_builder_finish(struct report_builder *builder, const struct profile *profile)
@@ -186,8 +195,8 @@ int report_builder_finish(struct report_builder *builder, const struct profile *
 	struct stat_snapshot *snapshot = &builder->snapshot;
 	size_t count = 0;
 
-	if (builder->error)
-		return builder->error;
+	if (builder->error || builder->gpu.error)
+		return builder->error ?: builder->gpu.error;
 	snapshot->strings = calloc(profile->strings.count + 1, sizeof(*snapshot->strings));
 	if (!snapshot->strings)
 		return -ENOMEM;
@@ -219,4 +228,5 @@ void report_builder_free(struct report_builder *builder)
 {
 	stat_snapshot_free(&builder->snapshot);
 	idmap_free(&builder->index);
+	gpu_report_free(&builder->gpu);
 }

@@ -6,6 +6,7 @@
 #ifndef OPTRACE_REPORT_H
 #define OPTRACE_REPORT_H
 
+#include "gpu_report.h"
 #include "profile.h"
 #include "stat_model.h"
 
@@ -14,7 +15,8 @@ struct report_builder {
 	bool internal; /* helpers too, one row per (library-internal) call site */
 	struct stat_snapshot snapshot;
 	struct idmap index; /* hash of a row's key -> row number + 1, per table */
-	int error;	    /* the first -ENOMEM */
+	struct gpu_report gpu;
+	int error; /* the first -ENOMEM */
 };
 
 /* A consumer that aggregates into builder->snapshot. */

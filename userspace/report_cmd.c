@@ -22,6 +22,7 @@ static struct {
 	bool dump_records;
 	bool by_site;
 	bool internal;
+	const char *gpu_file;
 	struct stat_print_options print;
 } env;
 
@@ -34,6 +35,8 @@ static const char doc[] =
 	"EXAMPLES:\n"
 	"    optrace report optrace.capture\n"
 	"    optrace report --show-helpers run.capture  # with nested operations\n"
+	"    optrace report --gpu gpu.bin run.capture   # with an OPTRACE_GPU_FILE's kernels\n"
+	"    optrace report gpu.bin                     # GPU activity alone (no eBPF there)\n"
 	"    optrace report --dump run.capture          # the file's chunks, for "
 	"debugging\n";
 
@@ -43,6 +46,7 @@ enum {
 	OPT_DUMP,
 	OPT_BY_SITE,
 	OPT_INTERNAL,
+	OPT_GPU,
 };
 
 static const struct argp_option options[] = {
@@ -53,6 +57,8 @@ static const struct argp_option options[] = {
 	  "One row per call site of each operation the user called", 0 },
 	{ "internal", OPT_INTERNAL, NULL, 0,
 	  "With --show-helpers: helpers split by their library-internal call sites", 0 },
+	{ "gpu", OPT_GPU, "FILE", 0,
+	  "GPU activity written by liboptrace-cupti to OPTRACE_GPU_FILE, merged in", 0 },
 	{ "dump", OPT_DUMP, "records", OPTION_ARG_OPTIONAL,
 	  "Print the file's header and chunks (=records: and every record) instead", 0 },
 	{},
@@ -73,6 +79,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_INTERNAL:
 		env.internal = true;
 		env.print.show_helpers = true;
+		return 0;
+	case OPT_GPU:
+		env.gpu_file = arg;
 		return 0;
 	case OPT_DUMP:
 		if (arg && strcmp(arg, "records"))
@@ -124,12 +133,26 @@ static void print_summary(FILE *out, const struct capture_header *header,
 	fputc('\n', out);
 }
 
+struct gpu_members {
+	struct gpu_report *report;
+	const struct profile *profile;
+};
+
+static void print_gpu_json(FILE *out, void *ctx)
+{
+	struct gpu_members *members = ctx;
+
+	fputs(",\"gpu\":", out);
+	gpu_report_print_json(out, members->report, members->profile);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
 	struct profile_consumer consumer;
 	struct report_builder builder;
 	struct replay replay = { 0 };
+	struct gpu_members gpu_members;
 	struct profile profile;
 	int err;
 
@@ -143,7 +166,10 @@ int cmd_report(int argc, char **argv)
 	}
 	report_builder_init(&builder, &consumer, env.by_site, env.internal);
 	profile_init(&profile, &consumer);
-	err = replay_open(&replay, env.path) ?: replay_run(&replay, &profile);
+	err = replay_open(&replay, env.path);
+	if (!err && env.gpu_file)
+		err = replay_add_gpu_file(&replay, env.gpu_file);
+	err = err ?: replay_run(&replay, &profile);
 	if (err)
 		goto cleanup;
 	err = report_builder_finish(&builder, &profile);
@@ -153,7 +179,13 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!env.print.json)
 		print_summary(stdout, replay.header, replay.status, &profile);
+	gpu_members.report = &builder.gpu;
+	gpu_members.profile = &profile;
+	env.print.json_members = print_gpu_json;
+	env.print.json_members_ctx = &gpu_members;
 	stat_print(stdout, &builder.snapshot, &env.print);
+	if (!env.print.json)
+		gpu_report_print(stdout, &builder.gpu, &profile);
 
 cleanup:
 	report_builder_free(&builder);

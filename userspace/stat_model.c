@@ -642,7 +642,10 @@ void stat_print(FILE *out, struct stat_snapshot *snapshot, const struct stat_pri
 		for (int i = 0; i < STAT_LOSS__COUNT; i++)
 			fprintf(out, "%s\"%s\":%llu", i ? "," : "", stat_loss_name(i),
 				(unsigned long long)snapshot->losses[i]);
-		fputs("}}\n", out);
+		fputc('}', out);
+		if (options->json_members)
+			options->json_members(out, options->json_members_ctx);
+		fputs("}\n", out);
 		return;
 	}
 	if (!count)

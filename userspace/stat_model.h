@@ -92,6 +92,9 @@ size_t stat_processes(const struct stat_snapshot *snapshot, __u32 *tgids, size_t
 struct stat_print_options {
 	bool show_helpers; /* list nested operations under their parents */
 	bool json;
+	/* JSON: more members of the top-level object, each written as ,"name":value. */
+	void (*json_members)(FILE *out, void *ctx);
+	void *json_members_ctx;
 };
 
 /* One report of every process in the snapshot (whose rows it sorts: slowest first). */

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * GPU activity end to end through real BPF, without a GPU: gpu_replay (a
+ * runtime with a pretend GPU, tests/fixtures/) fires liboptrace's
+ * optrace_gpu probes as liboptrace-cupti would; optrace record captures
+ * them with the operations, and report attributes each kernel and copy to
+ * the operation, task and variant that launched it, as gpu_replay's truth
+ * says.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "json_read.h"
+#include "testlib.h"
+
+#define GPU_REPLAY OPTRACE_BUILD_DIR "/tests/gpu_replay"
+
+static const struct jv *find_op_row(const struct jv *ops, const char *name, const char *variant)
+{
+	for (size_t i = 0; ops && i < ops->count; i++) {
+		if (!strcmp(jv_string(ops->items[i], "op"), name) &&
+		    !strcmp(jv_string(ops->items[i], "variant"), variant))
+			return ops->items[i];
+	}
+	return NULL;
+}
+
+/* Every line of the truth holds in report --json's "gpu" member. */
+static void check_truth(const char *truth_path, const struct jv *gpu)
+{
+	const struct jv *ops = jv_get(gpu, "ops");
+	char line[256], name[128], variant[16], key[32];
+	FILE *truth = fopen(truth_path, "r");
+	long kernels, copies, value;
+	int lines = 0;
+
+	ck_assert_ptr_nonnull(truth);
+	ck_assert_ptr_nonnull(ops);
+	while (fgets(line, sizeof(line), truth)) {
+		if (sscanf(line, "op %127s %15s %ld %ld", name, variant, &kernels, &copies) == 4) {
+			const struct jv *row = find_op_row(ops, name, variant);
+
+			ck_assert_msg(row, "no GPU row for %s [%s]", name, variant);
+			ck_assert_int_eq((long)jv_number(row, "kernels"), kernels);
+			ck_assert_int_eq((long)jv_number(row, "copies"), copies);
+		} else if (sscanf(line, "%31s %ld", key, &value) == 2) {
+			static const struct {
+				const char *truth, *json;
+			} keys[] = { { "outside", "outside" },
+				     { "unlaunched", "unlaunched" },
+				     { "invalid", "invalid_times" },
+				     { "dropped", "dropped" } };
+
+			for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+				if (!strcmp(key, keys[i].truth))
+					ck_assert_msg((long)jv_number(gpu, keys[i].json) == value,
+						      "%s: %ld, truth %ld", key,
+						      (long)jv_number(gpu, keys[i].json), value);
+			}
+		}
+		lines++;
+	}
+	fclose(truth);
+	ck_assert_int_ge(lines, 5);
+}
+
+static struct jv *read_json(const char *path)
+{
+	char *text = read_file(path);
+	struct jv *value = jv_parse(text);
+
+	ck_assert_msg(value, "not JSON: %s", path);
+	free(text);
+	return value;
+}
+
+START_TEST(test_attribution)
+{
+	static const char *const modes[] = { "auto", "perf-event" };
+	char *capture = test_path("gpu.capture"), *truth = test_path("truth.txt");
+	char *json_path = test_path("report.json"), *text_path = test_path("report.txt");
+	char *record[] = { OPTRACE, "record",	"-q",  "--attach", (char *)modes[_i], "-o", capture,
+			   "--",    GPU_REPLAY, truth, NULL };
+	char *report_json[] = { OPTRACE, "report", "--json", capture, NULL };
+	char *report_text[] = { OPTRACE, "report", capture, NULL };
+	struct jv *report;
+	const struct jv *gpu;
+	char *text;
+
+	NEED_BPF();
+	ck_assert_int_eq(run_command(record, NULL, NULL, 60), 0);
+	ck_assert_int_eq(run_command(report_json, json_path, NULL, 60), 0);
+	report = read_json(json_path);
+	gpu = jv_get(report, "gpu");
+	ck_assert_msg(gpu && gpu->type == JV_OBJECT, "report --json has no \"gpu\" object");
+	check_truth(truth, gpu);
+	/* Kernel names came through the kernel_name probe. */
+	ck_assert_int_eq((long)jv_number(gpu, "kernels"), 17);
+	ck_assert_int_eq((long)jv_number(gpu, "copies"), 1);
+	jv_free(report);
+
+	ck_assert_int_eq(run_command(report_text, text_path, NULL, 60), 0);
+	text = read_file(text_path);
+	ck_assert_msg(strstr(text, "sum_reduce<double>") && strstr(text, "add_kernel<double>"),
+		      "kernel names missing:\n%s", text);
+	ck_assert_msg(strstr(text, "CUPTI dropped 3 records"), "%s", text);
+	free(text);
+	free(capture);
+	free(truth);
+	free(json_path);
+	free(text_path);
+}
+END_TEST
+
+/* Both exports take the GPU activity; the Chrome trace stays valid JSON. */
+START_TEST(test_exports)
+{
+	char *capture = test_path("gpu.capture"), *truth = test_path("truth.txt");
+	char *trace = test_path("trace.json"), *legion = test_path("legion");
+	char *record[] = { OPTRACE, "record", "-q", "-o", capture, "--", GPU_REPLAY, truth, NULL };
+	char *chrome[] = { OPTRACE, "export", "--chrome", "-o", trace, capture, NULL };
+	char *legion_export[] = { OPTRACE, "export", "--legion", "-o", legion, capture, NULL };
+	struct jv *value;
+
+	NEED_BPF();
+	ck_assert_int_eq(run_command(record, NULL, NULL, 60), 0);
+	ck_assert_int_eq(run_command(chrome, NULL, NULL, 60), 0);
+	value = read_json(trace);
+	jv_free(value);
+	ck_assert_int_eq(run_command(legion_export, NULL, NULL, 60), 0);
+	free(capture);
+	free(truth);
+	free(trace);
+	free(legion);
+}
+END_TEST
+
+/* Untraced, the pretend runtime runs as well: every probe call returns at once. */
+START_TEST(test_untraced_runs)
+{
+	char *truth = test_path("truth.txt");
+	char *run[] = { GPU_REPLAY, truth, NULL };
+
+	ck_assert_int_eq(run_command(run, NULL, NULL, 30), 0);
+	free(truth);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("gpu");
+	TCase *tc = tcase_create("replay");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
+	tcase_add_loop_test(tc, test_attribution, 0, 2);
+	tcase_add_test(tc, test_exports);
+	tcase_add_test(tc, test_untraced_runs);
+	suite_add_tcase(suite, tc);
+
+	return run_suite(suite);
+}
