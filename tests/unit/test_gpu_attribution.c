@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * GPU attribution on hand-built records: each kernel or copy goes to the
+ * frame (task point or operation) open on its launching thread at its
+ * launch, whatever order the records came in; the edge cases of CUPTI.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <optrace/gpu.h>
+
+#include "testlib.h"
+#include "../../probes/cupti/gpufile.h"
+#include "../../userspace/profile.h"
+
+#define PID 100
+#define MAIN 100
+#define WORKER 101
+#define OTHER 102
+
+enum { ADD = 0x1000, HELPER = 0x2000, TASK = 0x3000 };
+
+static struct profile profile;
+static struct gpu_index gpu;
+
+/* What the consumer was handed. */
+static struct attributed {
+	uint32_t correlation;
+	uint64_t op;   /* op id, 0: none */
+	uint64_t root; /* root op id */
+	int variant;   /* -1: no run */
+	bool launched; /* its launch was captured */
+	uint64_t device_ns;
+} seen[64];
+static int seen_count;
+static struct profile_op done[16];
+static int done_count;
+static struct profile_run runs[16];
+static int run_count;
+
+static void on_gpu(void *ctx, const struct profile *p, const struct profile_gpu *g)
+{
+	(void)ctx;
+	(void)p;
+	ck_assert_int_lt(seen_count, 64);
+	seen[seen_count].correlation = g->activity->correlation_id;
+	seen[seen_count].op = g->op ? g->op->id : 0;
+	seen[seen_count].root = g->root ? g->root->id : 0;
+	seen[seen_count].variant = g->run ? g->run->variant : -1;
+	seen[seen_count].launched = g->launch != NULL;
+	seen[seen_count].device_ns = g->activity->end_ns - g->activity->start_ns;
+	seen_count++;
+}
+
+static void on_op_done(void *ctx, const struct profile *p, const struct profile_op *op)
+{
+	(void)ctx;
+	(void)p;
+	done[done_count++] = *op;
+}
+
+static void on_task_run(void *ctx, const struct profile *p, const struct profile_run *run)
+{
+	(void)ctx;
+	(void)p;
+	runs[run_count++] = *run;
+}
+
+static void setup(void)
+{
+	struct profile_consumer consumer = {
+		.gpu = on_gpu,
+		.op_done = on_op_done,
+		.task_run = on_task_run,
+	};
+
+	seen_count = done_count = run_count = 0;
+	profile_init(&profile, &consumer);
+	gpu_index_init(&gpu);
+}
+
+static void teardown(void)
+{
+	profile_free(&profile);
+	gpu_index_free(&gpu);
+}
+
+static void feed(uint64_t ts, uint32_t tid, int type, uint64_t a0, uint64_t a1, uint64_t a2,
+		 uint64_t a3, uint64_t a4)
+{
+	struct record_event event = {
+		.timestamp = ts,
+		.tgid = PID,
+		.tid = tid,
+		.type = (__u16)type,
+		.args = { a0, a1, a2, a3, a4 },
+	};
+
+	ck_assert_int_eq(profile_feed(&profile, &event, sizeof(event)), 0);
+}
+
+static void add_api(uint32_t tid, uint32_t correlation, uint64_t start, uint8_t kind)
+{
+	struct optrace_gpu_api api = {
+		.head = { OPTRACE_GPU_REC_API, 1, sizeof(api), 0 },
+		.start_ns = start,
+		.end_ns = start ? start + 5 : 0,
+		.correlation_id = correlation,
+		.tid = tid,
+		.api_kind = kind,
+	};
+
+	ck_assert_int_eq(gpu_index_add(&gpu, PID, &api, sizeof(api)), 0);
+}
+
+static void add_kernel(uint32_t correlation, uint64_t start, uint32_t flags)
+{
+	struct optrace_gpu_kernel kernel = {
+		.head = { OPTRACE_GPU_REC_KERNEL, 1, sizeof(kernel), flags },
+		.start_ns = start,
+		.end_ns = start + 100,
+		.correlation_id = correlation,
+		.stream_id = 7,
+		.name_id = 1,
+	};
+
+	ck_assert_int_eq(gpu_index_add(&gpu, PID, &kernel, sizeof(kernel)), 0);
+}
+
+static const struct attributed *find(uint32_t correlation)
+{
+	for (int i = 0; i < seen_count; i++) {
+		if (seen[i].correlation == correlation)
+			return &seen[i];
+	}
+	ck_abort_msg("correlation %u never attributed", correlation);
+	return NULL;
+}
+
+/*
+ * An op (id 1) with a helper (id 2) on MAIN from 100 to 1000; the helper
+ * launches task 9 whose point runs on WORKER from 300 to 600.
+ */
+static void feed_ops(void)
+{
+	ck_assert_int_eq(gpu_index_seal(&gpu), 0);
+	profile_set_gpu(&profile, &gpu);
+	feed(100, MAIN, RECORD_OP_BEGIN, 1, 0, 0, ADD, 0);
+	feed(200, MAIN, RECORD_OP_BEGIN, 2, 1, 1, HELPER, 0);
+	feed(250, MAIN, RECORD_TASK_LAUNCH, 9, 2, 1, TASK, 1);
+	feed(300, WORKER, RECORD_TASK_BEGIN, 9, 0, OPTRACE_VARIANT_GPU, 3, 0);
+	feed(600, WORKER, RECORD_TASK_END, 9, 0, 0, 0, 0);
+	feed(700, MAIN, RECORD_OP_END, 2, 0, 0, 0, 0);
+	feed(1000, MAIN, RECORD_OP_END, 1, 0, 0, 0, 0);
+	profile_finish(&profile);
+}
+
+START_TEST(test_frames)
+{
+	/* Added newest first, as late buffers deliver them. */
+	add_kernel(6, 5000, 0); /* launched on a thread with no frames */
+	add_api(OTHER, 6, 400, 0);
+	add_kernel(5, 5000, 0); /* launched after the op ended */
+	add_api(MAIN, 5, 1100, 0);
+	add_kernel(4, 4000, 0); /* the root, after its helper */
+	add_api(MAIN, 4, 800, 0);
+	add_kernel(3, 3000, 0); /* the helper, on its own thread */
+	add_api(MAIN, 3, 350, 0);
+	add_kernel(2, 2000, 0); /* the task point */
+	add_api(WORKER, 2, 400, 0);
+	add_kernel(1, 1000, 0); /* before anything */
+	add_api(MAIN, 1, 50, 0);
+	feed_ops();
+
+	ck_assert_int_eq(seen_count, 6);
+	ck_assert_uint_eq(find(1)->op, 0);
+	ck_assert(find(1)->launched);
+	ck_assert_uint_eq(find(2)->op, 2); /* the task's launching op ... */
+	ck_assert_uint_eq(find(2)->root, 1);
+	ck_assert_int_eq(find(2)->variant, OPTRACE_VARIANT_GPU);
+	ck_assert_uint_eq(find(3)->op, 2);
+	ck_assert_int_eq(find(3)->variant, -1);
+	ck_assert_uint_eq(find(4)->op, 1);
+	ck_assert_uint_eq(find(5)->op, 0);
+	ck_assert_uint_eq(find(6)->op, 0);
+	ck_assert_uint_eq(profile.stats.gpu_in_ops, 3);
+	ck_assert_uint_eq(profile.stats.gpu_outside, 3);
+
+	/* Totals, before the ops were handed over. */
+	ck_assert_int_eq(done_count, 2);
+	ck_assert_uint_eq(done[0].id, 2);
+	ck_assert_uint_eq(done[0].gpu_count, 2);
+	ck_assert_uint_eq(done[0].gpu_ns, 200);
+	ck_assert_uint_eq(done[1].id, 1);
+	ck_assert_uint_eq(done[1].gpu_count, 1);
+	ck_assert_uint_eq(done[1].tree_gpu_ns, 300);
+	ck_assert_int_eq(run_count, 1);
+	ck_assert_uint_eq(runs[0].gpu_count, 1);
+	ck_assert_uint_eq(runs[0].gpu_ns, 100);
+}
+END_TEST
+
+START_TEST(test_cupti_edge_cases)
+{
+	struct optrace_gpu_memcpy copy = {
+		.head = { OPTRACE_GPU_REC_MEMCPY, 1, sizeof(copy), 0 },
+		.start_ns = 900,
+		.end_ns = 950,
+		.correlation_id = 77, /* the driver's call, not captured */
+		.runtime_correlation_id = 13,
+		.copy_kind = 1,
+	};
+
+	/* Runtime and driver records share an id: attributed once. */
+	add_api(WORKER, 11, 420, OPTRACE_GPU_API_DRIVER);
+	add_api(WORKER, 11, 410, OPTRACE_GPU_API_RUNTIME);
+	add_kernel(11, 2000, 0);
+	/* CUPTI's times were 0 / INT64_MIN: kept, counted, 0 ns. */
+	add_api(WORKER, 12, 450, 0);
+	add_kernel(12, 0, OPTRACE_GPU_F_TIME_INVALID);
+	/* A copy found through its runtime correlation id. */
+	add_api(MAIN, 13, 150, 0);
+	ck_assert_int_eq(gpu_index_add(&gpu, PID, &copy, sizeof(copy)), 0);
+	/* No API record at all; and an API record with no time. */
+	add_kernel(14, 3000, 0);
+	add_api(WORKER, 15, 0, 0);
+	add_kernel(15, 3100, 0);
+	/* A record too short for its type is counted, not read. */
+	ck_assert_int_eq(gpu_index_add(&gpu, PID, &copy, 20), 0);
+	feed_ops();
+
+	ck_assert_int_eq(seen_count, 5);
+	ck_assert_int_eq(find(11)->variant, OPTRACE_VARIANT_GPU);
+	ck_assert_uint_eq(gpu.stats.duplicate_apis, 1);
+	ck_assert_uint_eq(find(12)->op, 2);
+	ck_assert_uint_eq(find(12)->device_ns, 0);
+	ck_assert_uint_eq(gpu.stats.invalid_times, 1);
+	ck_assert_uint_eq(find(77)->op, 1);
+	ck_assert(!find(14)->launched);
+	ck_assert_uint_eq(find(14)->op, 0);
+	ck_assert_uint_eq(find(15)->op, 0);
+	ck_assert_uint_eq(profile.stats.gpu_unlaunched, 1);
+	ck_assert_uint_eq(gpu.stats.malformed, 1);
+}
+END_TEST
+
+/* A launch still open at the capture's end goes to the frames open then. */
+START_TEST(test_cut_frames)
+{
+	add_api(MAIN, 1, 500, 0);
+	add_kernel(1, 600, 0);
+	ck_assert_int_eq(gpu_index_seal(&gpu), 0);
+	profile_set_gpu(&profile, &gpu);
+	feed(100, MAIN, RECORD_OP_BEGIN, 1, 0, 0, ADD, 0);
+	feed(200, MAIN, RECORD_WAIT_BEGIN, 1, 0, 0, 0, 0);
+	profile_finish(&profile);
+	ck_assert_int_eq(seen_count, 1);
+	ck_assert_uint_eq(seen[0].op, 1);
+	ck_assert_int_eq(done_count, 1);
+	ck_assert(done[0].cut);
+	ck_assert_uint_eq(done[0].gpu_count, 1);
+}
+END_TEST
+
+/* The OPTRACE_GPU_FILE the collector writes reads back into the index. */
+START_TEST(test_gpu_file)
+{
+	struct optrace_gpu_kernel kernel = {
+		.head = { OPTRACE_GPU_REC_KERNEL, 1, sizeof(kernel), 0 },
+		.start_ns = 10,
+		.end_ns = 20,
+		.correlation_id = 1,
+		.name_id = 1,
+	};
+	struct optrace_gpu_api api = {
+		.head = { OPTRACE_GPU_REC_API, 1, sizeof(api), 0 },
+		.start_ns = 5,
+		.end_ns = 8,
+		.correlation_id = 1,
+		.tid = 42,
+	};
+	struct gpu_file_writer writer = { 0 };
+	char *path = test_path("gpu.bin"), why[256] = "";
+	FILE *file;
+
+	ck_assert_int_eq(gpu_file_create(&writer, path), 0);
+	ck_assert_int_eq(gpu_file_write_name(&writer, 1, "axpy<float>"), 0);
+	ck_assert_int_eq(gpu_file_write(&writer, &api), 0);
+	ck_assert_int_eq(gpu_file_write(&writer, &kernel), 0);
+	ck_assert_int_eq(gpu_file_write_dropped(&writer, 2), 0);
+	ck_assert_int_eq(gpu_file_close(&writer), 0);
+	ck_assert(gpu_index_is_file(path));
+	ck_assert_int_eq(gpu_index_read_file(&gpu, path, why, sizeof(why)), 4);
+	ck_assert_str_eq(why, "");
+	ck_assert_int_eq(gpu_index_seal(&gpu), 0);
+	ck_assert_uint_eq(gpu.stats.kernels, 1);
+	ck_assert_uint_eq(gpu.stats.dropped, 2);
+	ck_assert_str_eq(gpu_activity_name(&gpu, &gpu.activities[0]), "axpy<float>");
+	ck_assert_uint_eq(gpu.activities[0].launch, 0);
+	ck_assert_uint_eq(gpu.launches[0].tid, 42);
+
+	/* Cut inside its last record (the process was killed): the rest reads. */
+	/* header, kernel name (16 + 11), api, kernel, 8 of the dropped record's 16 */
+	ck_assert_int_eq(truncate(path, 32 + 27 + 48 + 88 + 8), 0);
+	gpu_index_free(&gpu);
+	ck_assert_int_eq(gpu_index_read_file(&gpu, path, why, sizeof(why)), 3);
+	ck_assert_msg(strstr(why, "ends inside a record"), "%s", why);
+
+	/* Not a GPU file. */
+	file = fopen(path, "w");
+	fputs("hello", file);
+	fclose(file);
+	ck_assert(!gpu_index_is_file(path));
+	ck_assert_int_eq(gpu_index_read_file(&gpu, path, why, sizeof(why)), -EPROTO);
+	ck_assert_msg(strstr(why, "not an OPTRACE_GPU_FILE"), "%s", why);
+	free(path);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("gpu_attribution");
+	TCase *tc = tcase_create("attribution");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
+	tcase_add_test(tc, test_frames);
+	tcase_add_test(tc, test_cupti_edge_cases);
+	tcase_add_test(tc, test_cut_frames);
+	tcase_add_test(tc, test_gpu_file);
+	suite_add_tcase(suite, tc);
+
+	return run_suite(suite);
+}
