@@ -211,7 +211,16 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 
-	target = describe_targets(argc - 1, argv + 1);
+	/* The command, or how the targets were chosen. */
+	if (tracer_options.command) {
+		int count = 0;
+
+		while (tracer_options.command[count])
+			count++;
+		target = describe_targets(count, tracer_options.command);
+	} else {
+		target = describe_targets(argc - 1, argv + 1);
+	}
 	writer_opts.optrace_version = OPTRACE_VERSION;
 	writer_opts.target = target;
 	err = capture_writer_open(&recorder.writer, env.output, &writer_opts);
