@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <optrace/gpu.h>
 #include <string.h>
 
 #include "chrome.h"
@@ -40,6 +41,23 @@ static void put(struct chrome_writer *writer, const char *text)
 static void put_json(struct chrome_writer *writer, const char *text)
 {
 	json_escape(text, put_bytes, writer);
+}
+
+struct unquoted {
+	struct chrome_writer *writer;
+	bool opened;
+};
+
+/* json_escape's pieces less its opening quote: text of ours comes before. */
+static void put_unquoted(void *ctx, const char *bytes, size_t length)
+{
+	struct unquoted *unquoted = ctx;
+
+	if (!unquoted->opened) {
+		unquoted->opened = true;
+		return;
+	}
+	put_bytes(unquoted->writer, bytes, length);
 }
 
 static void put_u64(struct chrome_writer *writer, uint64_t value)
@@ -94,17 +112,22 @@ static void begin_event(struct chrome_writer *writer, const char *phase, uint32_
 	put_field(writer, "tid", tid);
 }
 
+static void name_process(struct chrome_writer *writer, uint32_t tgid)
+{
+	if (idmap_get(&writer->processes_named, tgid, 0))
+		return;
+	idmap_put(&writer->processes_named, tgid, 0, (void *)1);
+	begin_event(writer, "M", tgid, tgid);
+	put(writer, ",\"name\":\"process_name\",\"args\":{\"name\":\"process ");
+	put_u64(writer, tgid);
+	put(writer, "\"}}");
+}
+
 static void name_track(struct chrome_writer *writer, uint32_t tgid, uint32_t tid, const char *role)
 {
 	char name[96];
 
-	if (!idmap_get(&writer->processes_named, tgid, 0)) {
-		idmap_put(&writer->processes_named, tgid, 0, (void *)1);
-		begin_event(writer, "M", tgid, tgid);
-		put(writer, ",\"name\":\"process_name\",\"args\":{\"name\":\"process ");
-		put_u64(writer, tgid);
-		put(writer, "\"}}");
-	}
+	name_process(writer, tgid);
 	if (idmap_get(&writer->threads_named, tgid, tid))
 		return;
 	idmap_put(&writer->threads_named, tgid, tid, (void *)1);
@@ -132,6 +155,27 @@ static void write_name_arg(struct chrome_writer *writer, const char *key, const 
 	put(writer, "\":\"");
 	put(writer, name);
 	put(writer, "\"");
+}
+
+/*
+ * A flow from the slice drawn at from_ns on thread from_tid (the launch) to
+ * the one that begins at to_ns on to_tid; "s" and "f" with "bp":"e" bind
+ * to the slices enclosing their times, as Perfetto and chrome://tracing
+ * read them.
+ */
+static void write_flow(struct chrome_writer *writer, uint64_t id, uint32_t tgid, uint32_t from_tid,
+		       uint64_t from_ns, uint32_t to_tid, uint64_t to_ns)
+{
+	begin_event(writer, "s", tgid, from_tid);
+	put(writer, ",\"cat\":\"launch\",\"name\":\"launch\"");
+	put_field(writer, "id", id);
+	write_time(writer, from_ns);
+	put(writer, "}");
+	begin_event(writer, "f", tgid, to_tid);
+	put(writer, ",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\"");
+	put_field(writer, "id", id);
+	write_time(writer, to_ns);
+	put(writer, "}");
 }
 
 static void on_op_done(void *ctx, const struct profile *profile, const struct profile_op *op)
@@ -194,18 +238,9 @@ static void on_task_run(void *ctx, const struct profile *profile, const struct p
 	put(writer, run->cut ? ",\"cut\":true}}" : "}}");
 
 	/* The flow from the launch, on the launching op's thread, to this point. */
-	if (!run->op)
-		return;
-	begin_event(writer, "s", run->tgid, run->op->tid);
-	put(writer, ",\"cat\":\"launch\",\"name\":\"launch\"");
-	put_field(writer, "id", flow);
-	write_time(writer, run->launch_ns);
-	put(writer, "}");
-	begin_event(writer, "f", run->tgid, run->tid);
-	put(writer, ",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\"");
-	put_field(writer, "id", flow);
-	write_time(writer, run->begin_ns);
-	put(writer, "}");
+	if (run->op)
+		write_flow(writer, flow, run->tgid, run->op->tid, run->launch_ns, run->tid,
+			   run->begin_ns);
 }
 
 static void on_wait(void *ctx, const struct profile *profile, const struct profile_wait *wait)
@@ -222,6 +257,127 @@ static void on_wait(void *ctx, const struct profile *profile, const struct profi
 	put(writer, "}");
 }
 
+/*
+ * GPU streams are pseudo-threads of their process, above any real tid
+ * (pid_max is at most 2^22) and numbered across processes, as Perfetto
+ * keys threads by tid alone.
+ */
+#define GPU_TRACK_TID 0x40000000u
+
+static uint32_t gpu_track(struct chrome_writer *writer, const struct gpu_activity *activity)
+{
+	uint64_t key = (uint64_t)activity->device_id << 32 | activity->stream_id;
+	uint32_t tid = (uint32_t)(uintptr_t)idmap_get(&writer->gpu_tracks, activity->tgid, key);
+	uint32_t device = activity->device_id < 0xff ? activity->device_id : 0xff;
+	uint32_t stream = activity->stream_id < 0xffff ? activity->stream_id : 0xffff;
+	char name[64];
+
+	if (tid)
+		return tid;
+	tid = GPU_TRACK_TID + ++writer->gpu_track_count;
+	if (idmap_put(&writer->gpu_tracks, activity->tgid, key, (void *)(uintptr_t)tid))
+		writer->error = -ENOMEM;
+	name_process(writer, activity->tgid);
+	snprintf(name, sizeof(name), "GPU %u stream %u", activity->device_id, activity->stream_id);
+	begin_event(writer, "M", activity->tgid, tid);
+	put(writer, ",\"name\":\"thread_name\",\"args\":{\"name\":\"");
+	put(writer, name);
+	put(writer, "\"}}");
+	/* After the CPU threads (sort index 0), by device, then stream. */
+	begin_event(writer, "M", activity->tgid, tid);
+	put(writer, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
+	put_u64(writer, GPU_TRACK_TID | device << 16 | stream);
+	put(writer, "}}");
+	return tid;
+}
+
+/* ,"key":[x,y,z] */
+static void write_dim3(struct chrome_writer *writer, const char *key, const int32_t dim[3])
+{
+	put(writer, ",\"");
+	put(writer, key);
+	put(writer, "\":[");
+	for (int i = 0; i < 3; i++) {
+		if (i)
+			put(writer, ",");
+		put_u64(writer, dim[i] > 0 ? (uint64_t)dim[i] : 0);
+	}
+	put(writer, "]");
+}
+
+/* True if no activity of the launch before this one was drawn. */
+static bool first_drawn(const struct profile *profile, const struct profile_gpu *gpu)
+{
+	const struct gpu_activity *a = &profile->gpu->activities[gpu->launch->first_activity];
+
+	for (; a < gpu->activity; a++) {
+		if (!a->time_invalid)
+			return false;
+	}
+	return true;
+}
+
+static void on_gpu(void *ctx, const struct profile *profile, const struct profile_gpu *gpu)
+{
+	struct chrome_writer *writer = ctx;
+	const struct gpu_activity *activity = gpu->activity;
+	const struct gpu_launch *launch = gpu->launch;
+	const struct profile_run *run = gpu->run;
+	uint64_t root_name = gpu->op ? gpu->root_name : run ? run->root_name : 0;
+	uint64_t op_name = gpu->op ? gpu->op_name : run ? run->op_name : 0;
+	uint32_t tid;
+
+	/* No times, no place on the timeline: the report still counts it. */
+	if (activity->time_invalid)
+		return;
+	tid = gpu_track(writer, activity);
+	begin_event(writer, "X", gpu->tgid, tid);
+	put(writer, activity->kind == OPTRACE_GPU_REC_KERNEL   ? ",\"cat\":\"kernel\",\"name\":"
+		    : activity->kind == OPTRACE_GPU_REC_MEMCPY ? ",\"cat\":\"memcpy\",\"name\":"
+							       : ",\"cat\":\"memset\",\"name\":");
+	put_json(writer, gpu->name);
+	write_span(writer, activity->start_ns, activity->end_ns);
+	put(writer, ",\"args\":{\"correlation_id\":");
+	put_u64(writer, activity->correlation_id);
+	if (root_name) {
+		write_string_arg(writer, profile, gpu->tgid, "op", root_name);
+		write_string_arg(writer, profile, gpu->tgid, "launching_op", op_name);
+	}
+	if (run) {
+		write_string_arg(writer, profile, gpu->tgid, "task", run->task_name);
+		put_field(writer, "point", run->point);
+		write_name_arg(writer, "variant", optrace_variant_name(run->variant));
+	}
+	if (activity->kind == OPTRACE_GPU_REC_KERNEL) {
+		write_dim3(writer, "grid", activity->grid);
+		write_dim3(writer, "block", activity->block);
+	} else {
+		put_field(writer, "bytes", activity->bytes);
+	}
+	put(writer, "}}");
+
+	if (!launch || !launch->start_ns)
+		return;
+	/*
+	 * Inside an op or a task the flow starts from its slice, so that
+	 * selecting it shows its kernels. Outside, nothing is drawn there:
+	 * draw the API call, once per launch, for the flow to start from.
+	 */
+	if (!gpu->op && !run && first_drawn(profile, gpu)) {
+		struct unquoted name = { .writer = writer };
+
+		begin_event(writer, "X", gpu->tgid, launch->tid);
+		put(writer, ",\"cat\":\"launch\",\"name\":\"launch ");
+		json_escape(gpu->name, put_unquoted, &name);
+		write_span(writer, launch->start_ns, launch->end_ns);
+		put(writer, ",\"args\":{\"correlation_id\":");
+		put_u64(writer, launch->correlation_id);
+		put(writer, "}}");
+	}
+	write_flow(writer, ++writer->flow_ids, gpu->tgid, launch->tid, launch->start_ns, tid,
+		   activity->start_ns);
+}
+
 void chrome_writer_begin(struct chrome_writer *writer, FILE *out, uint64_t base_ns,
 			 bool show_helpers, struct profile_consumer *consumer)
 {
@@ -234,6 +390,7 @@ void chrome_writer_begin(struct chrome_writer *writer, FILE *out, uint64_t base_
 	consumer->op_done = on_op_done;
 	consumer->task_run = on_task_run;
 	consumer->wait = on_wait;
+	consumer->gpu = on_gpu;
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
 }
 
@@ -243,6 +400,7 @@ int chrome_writer_end(struct chrome_writer *writer)
 	flush_buffer(writer);
 	idmap_free(&writer->threads_named);
 	idmap_free(&writer->processes_named);
+	idmap_free(&writer->gpu_tracks);
 	if (fflush(writer->out) || ferror(writer->out) || writer->error)
 		return -(errno ? errno : EIO);
 	return 0;

@@ -3,7 +3,9 @@
  * The profile as Chrome trace JSON, which Perfetto and chrome://tracing
  * open: a track per thread, operations as properly nested slices, task
  * runs on their workers' tracks, flows from the launching operation to each
- * task point, waits. Written as the profile hands things over: memory stays
+ * task point, waits; GPU kernels, copies and memsets on a track per
+ * (process, device, stream), with flows from the op or task slice that
+ * launched them. Written as the profile hands things over: memory stays
  * bounded by the profile's.
  */
 #ifndef OPTRACE_CHROME_H
@@ -23,6 +25,8 @@ struct chrome_writer {
 	uint64_t flow_ids;
 	struct idmap threads_named; /* (tgid, tid) seen */
 	struct idmap processes_named;
+	struct idmap gpu_tracks; /* (tgid, device << 32 | stream) -> its track's tid */
+	uint32_t gpu_track_count;
 	int error;
 	size_t used;
 	char buffer[1 << 16]; /* the events, before they go to out */

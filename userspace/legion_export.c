@@ -6,6 +6,11 @@
  * consumer writes the records. Root operations become ranges in the order
  * they began on their thread, once each is complete; helpers wait inside
  * their root's entry, so memory stays bounded by what is in flight.
+ *
+ * GPU activity arrives at its launch, while the task run that launched it
+ * is still open: that run's op id and fevent are handed out then, so the
+ * kernel's record can name them before the run's own record is written. A
+ * GPU file alone has no first pass: its processes are those of its activity.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include <optrace/gpu.h>
 
 #include "legion_export.h"
 #include "legion_prof.h"
@@ -42,7 +49,8 @@ struct root_entry {
 
 struct issuer {
 	uint64_t proc;
-	uint64_t op; /* the top-level task's op id */
+	uint64_t op;	 /* the top-level task's op id */
+	uint64_t fevent; /* and its fevent: the creator of what the thread launches */
 	struct legion_prof_span *span;
 	struct root_entry **queue; /* in begin order */
 	size_t head;
@@ -53,6 +61,12 @@ struct issuer {
 struct worker {
 	uint64_t proc;
 	int variant;
+	/* The run that launched GPU activity: its op id and fevent, given out early. */
+	uint64_t run_task;
+	uint32_t run_point;
+	uint64_t run_begin_ns;
+	uint64_t run_op; /* 0: none */
+	uint64_t run_fevent;
 };
 
 /*
@@ -82,10 +96,12 @@ struct process {
 	int rank;
 	uint32_t node;
 	struct legion_prof *prof;
-	struct idmap issuers; /* tid -> struct issuer */
-	struct idmap workers; /* tid -> struct worker */
-	struct idmap tasks;   /* task name address -> task id */
-	struct idmap roots;   /* root op id -> struct root_entry */
+	struct idmap issuers;	/* tid -> struct issuer */
+	struct idmap workers;	/* tid -> struct worker */
+	struct idmap tasks;	/* task name address -> task id */
+	struct idmap roots;	/* root op id -> struct root_entry */
+	struct idmap gpus;	/* CUDA device id -> its GPU processor id */
+	struct idmap gpu_tasks; /* (activity kind, name id or copy kind) -> task id */
 	uint32_t next_task_id;
 	uint8_t variants_declared[MAX_PROCESSES / 8];
 };
@@ -97,6 +113,7 @@ struct exporter {
 	size_t process_count;
 	struct idmap by_tgid; /* tgid -> process index + 1 */
 	struct idmap ranks;   /* tgid -> the rank it announced + 1 */
+	uint64_t gpu_untimed; /* GPU activities CUPTI gave no times for: not drawn */
 	int error;
 };
 
@@ -172,6 +189,13 @@ static int scan(struct exporter *exporter, const char *path)
 		process->rank = rank ? (int)(rank - 1) : -1;
 	}
 	return err > 0 ? -ENOMEM : err;
+}
+
+/* GPU activity added from a GPU file: the processes it ran for. */
+static void scan_gpu(struct exporter *exporter, const struct gpu_index *gpu)
+{
+	for (size_t i = 0; i < gpu->activity_count; i++)
+		process_of(exporter, gpu->activities[i].tgid, true);
 }
 
 /* Node = rank when the ranks are distinct and fit, else order of appearance. */
@@ -261,6 +285,7 @@ static struct issuer *issuer_of(struct exporter *exporter, struct process *proce
 	task.proc_id = issuer->proc;
 	/* It spans the recording: from time zero to the end. */
 	err = err ?: legion_prof_span_begin(process->prof, &task, &issuer->span);
+	issuer->fevent = task.fevent;
 	note_error(exporter, err);
 	return issuer;
 }
@@ -453,14 +478,17 @@ static uint64_t hash_provenance(const struct provenance_key *key)
 	return (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL;
 }
 
-/* The provenance of a point: which operation launched it, how it ran. */
+/*
+ * The provenance of a point, or of GPU activity an operation launched
+ * (variant -1): which operation launched it, how it ran.
+ */
 static int provenance_of(struct process *process, const struct profile *profile,
-			 const struct profile_run *run, int variant, uint64_t *provenance)
+			 const struct profile_op *op, uint64_t op_name, uint64_t root_name,
+			 int variant, uint64_t *provenance)
 {
-	const struct profile_op *op = run->op;
 	struct provenance_key key = {
-		.op_name = run->op_name,
-		.root_name = run->root_name,
+		.op_name = op_name,
+		.root_name = root_name,
 		.callsite = op ? op->callsite : 0,
 		.mode = op ? op->mode : PROFILE_MODE_UNSET,
 		.reason = op ? op->mode_reason : 0,
@@ -471,14 +499,15 @@ static int provenance_of(struct process *process, const struct profile *profile,
 		&process->provenances[hash_provenance(&key) % PROVENANCE_CACHE];
 	const char *mode = key.mode == PROFILE_MODE_UNSET ? "unknown" : optrace_mode_name(key.mode);
 	struct legion_prof_kv pairs[] = {
-		{ "op", profile_string(profile, run->tgid, run->op_name) },
-		{ "called", profile_string(profile, run->tgid, run->root_name) },
+		{ "op", profile_string(profile, process->tgid, op_name) },
+		{ "called", profile_string(profile, process->tgid, root_name) },
 		{ "mode", op ? mode : "unknown" },
 		{ "reason", op ? optrace_mode_reason_name(key.reason) : "unknown" },
 		{ "fallback", optrace_fallback_reason_name(key.fallback) },
-		{ "site", profile_string(profile, run->tgid, key.callsite) },
-		{ "variant", optrace_variant_name(variant) },
+		{ "site", profile_string(profile, process->tgid, key.callsite) },
+		{ "variant", variant >= 0 ? optrace_variant_name(variant) : NULL },
 	};
+	size_t count = sizeof(pairs) / sizeof(pairs[0]) - (variant < 0);
 	char text[2048];
 	int err;
 
@@ -487,14 +516,62 @@ static int provenance_of(struct process *process, const struct profile *profile,
 		return 0;
 	}
 	legion_prof_provenance_json(text, sizeof(text),
-				    profile_string(profile, run->tgid, run->op_name), pairs,
-				    sizeof(pairs) / sizeof(pairs[0]));
+				    profile_string(profile, process->tgid, op_name), pairs, count);
 	err = legion_prof_provenance(process->prof, text, provenance);
 	if (!err) {
 		slot->key = key;
 		slot->id = *provenance;
 	}
 	return err;
+}
+
+static struct worker *worker_of(struct exporter *exporter, struct process *process, uint32_t tid,
+				int variant)
+{
+	struct worker *worker = idmap_get(&process->workers, tid, 0);
+
+	if (worker)
+		return worker;
+	worker = calloc(1, sizeof(*worker));
+	if (!worker || idmap_put(&process->workers, tid, 0, worker)) {
+		free(worker);
+		note_error(exporter, -ENOMEM);
+		return NULL;
+	}
+	worker->variant = variant;
+	note_error(exporter,
+		   legion_prof_proc_desc(process->prof, proc_kind(variant), NULL, &worker->proc));
+	return worker;
+}
+
+static int run_variant(const struct profile_run *run)
+{
+	return run->variant >= 0 && run->variant < OPTRACE_VARIANT__COUNT ? run->variant : 0;
+}
+
+static bool claimed(const struct worker *worker, const struct profile_run *run)
+{
+	return worker->run_op && worker->run_task == run->task && worker->run_point == run->point &&
+	       worker->run_begin_ns == run->begin_ns;
+}
+
+/* The run's own record is not written yet: its op id and fevent, given out now. */
+static int claim_run(struct process *process, struct worker *worker, const struct profile_run *run)
+{
+	int err;
+
+	if (claimed(worker, run))
+		return 0;
+	err = legion_prof_new_op(process->prof, &worker->run_op);
+	err = err ?: legion_prof_new_event(process->prof, &worker->run_fevent);
+	if (err) {
+		worker->run_op = 0;
+		return err;
+	}
+	worker->run_task = run->task;
+	worker->run_point = run->point;
+	worker->run_begin_ns = run->begin_ns;
+	return 0;
 }
 
 static void on_task_run(void *ctx, const struct profile *profile, const struct profile_run *run)
@@ -506,23 +583,14 @@ static void on_task_run(void *ctx, const struct profile *profile, const struct p
 	struct legion_prof_task task = { 0 };
 	const struct profile_op *op = run->op;
 	uint64_t provenance = 0;
-	int variant = run->variant >= 0 && run->variant < OPTRACE_VARIANT__COUNT ? run->variant : 0;
-	int err;
+	int variant = run_variant(run);
+	int err = 0;
 
 	if (!process)
 		return;
-	worker = idmap_get(&process->workers, run->tid, 0);
-	if (!worker) {
-		worker = calloc(1, sizeof(*worker));
-		if (!worker || idmap_put(&process->workers, run->tid, 0, worker)) {
-			free(worker);
-			note_error(exporter, -ENOMEM);
-			return;
-		}
-		worker->variant = variant;
-		note_error(exporter, legion_prof_proc_desc(process->prof, proc_kind(variant), NULL,
-							   &worker->proc));
-	}
+	worker = worker_of(exporter, process, run->tid, variant);
+	if (!worker)
+		return;
 	task.task_id = task_id_of(process, run->task_name,
 				  profile_string(profile, run->tgid, run->task_name));
 	task.variant_id = (uint32_t)variant + 1;
@@ -530,8 +598,17 @@ static void on_task_run(void *ctx, const struct profile *profile, const struct p
 	if (op)
 		issuer = idmap_get(&process->issuers, op->tid, 0);
 
-	err = provenance_of(process, profile, run, variant, &provenance);
-	err = err ?: legion_prof_new_op(process->prof, &task.op_id);
+	/* GPU activity it launched already names its op and fevent. */
+	if (claimed(worker, run)) {
+		task.op_id = worker->run_op;
+		task.fevent = worker->run_fevent;
+	} else {
+		err = legion_prof_new_op(process->prof, &task.op_id);
+	}
+	worker->run_op = 0;
+	err = err
+		      ?: provenance_of(process, profile, op, run->op_name, run->root_name, variant,
+				       &provenance);
 	err = err
 		      ?: legion_prof_operation_instance(process->prof, task.op_id,
 							issuer ? issuer->op : LEGION_PROF_NO_PARENT,
@@ -544,6 +621,154 @@ static void on_task_run(void *ctx, const struct profile *profile, const struct p
 	task.creator = 0;
 	err = err ?: legion_prof_task_info(process->prof, &task, NULL, 0);
 	note_error(exporter, err);
+}
+
+/* ---- GPU activity ---- */
+
+/* One GPU processor per CUDA device of a process. */
+static int gpu_proc_of(struct process *process, uint32_t device_id, uint64_t *proc)
+{
+	uintptr_t found = (uintptr_t)idmap_get(&process->gpus, 0, device_id);
+	int err;
+
+	if (found) {
+		*proc = found;
+		return 0;
+	}
+	err = legion_prof_proc_desc(process->prof, LEGION_PROF_PROC_GPU, NULL, proc);
+	if (err)
+		return err;
+	return idmap_put(&process->gpus, 0, device_id, (void *)(uintptr_t)*proc);
+}
+
+/* A task kind per kernel name, copy kind and memset, with its "gpu" variant. */
+static uint32_t gpu_task_id_of(struct process *process, const struct profile_gpu *gpu)
+{
+	const struct gpu_activity *activity = gpu->activity;
+	uint64_t key = activity->kind == OPTRACE_GPU_REC_KERNEL	  ? activity->name_id
+		       : activity->kind == OPTRACE_GPU_REC_MEMCPY ? activity->copy_kind
+								  : 0;
+	uintptr_t id = (uintptr_t)idmap_get(&process->gpu_tasks, activity->kind, key);
+
+	if (id)
+		return (uint32_t)id;
+	id = process->next_task_id++;
+	idmap_put(&process->gpu_tasks, activity->kind, key, (void *)id);
+	legion_prof_task_kind(process->prof, (uint32_t)id, gpu->name);
+	declare_variant(process, (uint32_t)id, OPTRACE_VARIANT_GPU);
+	return (uint32_t)id;
+}
+
+/* Where the activity came from, when no operation was open at its launch. */
+static int outside_provenance(struct process *process, const struct profile_gpu *gpu,
+			      uint64_t *provenance)
+{
+	char tid[32], text[512];
+	struct legion_prof_kv pairs[] = {
+		{ "op", "none" },
+		{ "launched", "outside any operation" },
+		{ "thread", tid },
+	};
+
+	if (gpu->launch)
+		snprintf(tid, sizeof(tid), "%u", gpu->launch->tid);
+	else
+		snprintf(tid, sizeof(tid), "unknown (launch not captured)");
+	legion_prof_provenance_json(text, sizeof(text), "launched outside any operation", pairs,
+				    sizeof(pairs) / sizeof(pairs[0]));
+	return legion_prof_provenance(process->prof, text, provenance);
+}
+
+/*
+ * Who launched it: the task run open at its launch (its op is the parent, its
+ * fevent the creator, its provenance says which operation), else the
+ * operation open on the issuing thread (parent and creator: that thread's
+ * top-level task), else nothing but the thread.
+ */
+static int launcher_of(struct exporter *exporter, struct process *process,
+		       const struct profile *profile, const struct profile_gpu *gpu,
+		       uint64_t *parent, uint64_t *creator, uint64_t *provenance)
+{
+	const struct profile_run *run = gpu->run;
+	struct issuer *issuer = NULL;
+	struct worker *worker;
+	int err;
+
+	*parent = LEGION_PROF_NO_PARENT;
+	*creator = 0;
+	if (run) {
+		worker = worker_of(exporter, process, run->tid, run_variant(run));
+		if (!worker)
+			return -ENOMEM;
+		err = claim_run(process, worker, run);
+		if (err)
+			return err;
+		*parent = worker->run_op;
+		*creator = worker->run_fevent;
+		return provenance_of(process, profile, run->op, run->op_name, run->root_name,
+				     run_variant(run), provenance);
+	}
+	if (gpu->op)
+		issuer = idmap_get(&process->issuers, gpu->op->tid, 0);
+	else if (gpu->launch)
+		issuer = idmap_get(&process->issuers, gpu->launch->tid, 0);
+	if (issuer && issuer->span) {
+		*parent = issuer->op;
+		*creator = issuer->fevent;
+	}
+	if (gpu->op)
+		return provenance_of(process, profile, gpu->op, gpu->op_name, gpu->root_name, -1,
+				     provenance);
+	return outside_provenance(process, gpu, provenance);
+}
+
+/*
+ * A kernel, copy or memset: a GPUTaskInfo on its device's processor, the
+ * host interval its launch (the API call), the device interval its run. Its
+ * own op id (a task record owns one), whose parent is its launcher's.
+ */
+static void on_gpu(void *ctx, const struct profile *profile, const struct profile_gpu *gpu)
+{
+	struct exporter *exporter = ctx;
+	struct process *process = process_of(exporter, gpu->tgid, false);
+	const struct gpu_activity *activity = gpu->activity;
+	const struct gpu_launch *launch = gpu->launch;
+	struct legion_prof_task task = { 0 };
+	uint64_t parent, provenance;
+	int err;
+
+	if (!process)
+		return;
+	if (activity->time_invalid) {
+		exporter->gpu_untimed++;
+		return;
+	}
+	err = gpu_proc_of(process, activity->device_id, &task.proc_id);
+	err = err
+		      ?: launcher_of(exporter, process, profile, gpu, &parent, &task.creator,
+				     &provenance);
+	err = err ?: legion_prof_new_op(process->prof, &task.op_id);
+	err = err
+		      ?: legion_prof_operation_instance(process->prof, task.op_id, parent,
+							LEGION_PROF_OP_KIND_TASK, provenance);
+	if (err) {
+		note_error(exporter, err);
+		return;
+	}
+	task.task_id = gpu_task_id_of(process, gpu);
+	task.variant_id = OPTRACE_VARIANT_GPU + 1;
+	task.gpu_start = since_zero(exporter, activity->start_ns);
+	task.gpu_stop = since_zero(exporter, activity->end_ns);
+	if (launch && launch->start_ns) {
+		task.start = since_zero(exporter, launch->start_ns);
+		task.stop = since_zero(exporter, launch->end_ns);
+	} else {
+		task.start = task.gpu_start;
+		task.stop = task.gpu_stop;
+	}
+	task.create = task.start;
+	task.ready = task.start;
+	note_error(exporter, legion_prof_gpu_task_info(process->prof, &task, NULL, 0));
 }
 
 static void finish(struct exporter *exporter, uint64_t end_ns)
@@ -573,6 +798,8 @@ static void finish(struct exporter *exporter, uint64_t end_ns)
 		idmap_free(&process->workers);
 		idmap_free(&process->tasks);
 		idmap_free(&process->roots);
+		idmap_free(&process->gpus);
+		idmap_free(&process->gpu_tasks);
 	}
 }
 
@@ -584,21 +811,25 @@ static int export_one(const char *path, const struct legion_export_options *opti
 		.op_begin = on_op_begin,
 		.op_done = on_op_done,
 		.task_run = on_task_run,
+		.gpu = on_gpu,
 	};
 	struct replay replay = { 0 };
 	struct profile profile;
 	int err;
 
 	profile_init(&profile, &consumer);
-	err = scan(&exporter, path);
-	err = err ?: replay_open(&replay, path);
+	err = replay_open(&replay, path);
+	/* A GPU file alone has no events to scan: its activity names the processes. */
+	if (!err && replay.reader)
+		err = scan(&exporter, path);
 	if (!err && options->gpu_file)
 		err = replay_add_gpu_file(&replay, options->gpu_file);
 	if (err)
 		goto cleanup;
+	scan_gpu(&exporter, &replay.gpu);
 	exporter.header = replay.header;
 	if (!exporter.process_count) {
-		fprintf(stderr, "optrace: %s holds no operations or tasks\n", path);
+		fprintf(stderr, "optrace: %s holds no operations, tasks or GPU activity\n", path);
 		err = -ENODATA;
 		goto cleanup;
 	}
@@ -615,6 +846,10 @@ static int export_one(const char *path, const struct legion_export_options *opti
 			"legion_prof %s/prof_*.gz)\n",
 			exporter.process_count, exporter.process_count == 1 ? "" : "s",
 			options->directory, options->directory);
+	if (!err && exporter.gpu_untimed)
+		fprintf(stderr,
+			"optrace: %" PRIu64 " GPU activit%s without device times not drawn\n",
+			exporter.gpu_untimed, exporter.gpu_untimed == 1 ? "y" : "ies");
 
 cleanup:
 	profile_free(&profile);

@@ -5,7 +5,10 @@
  * top-level task that spans the recording, each operation the user called
  * a titled range on it (helpers nested with show_helpers), each task point
  * a TaskInfo on its worker's CPU, OpenMP or GPU processor, with a
- * provenance that says which operation launched it and how it ran.
+ * provenance that says which operation launched it and how it ran. Each
+ * kernel, copy and memset is a GPUTaskInfo on a GPU processor per CUDA
+ * device: host interval its launch, device interval its run, the launching
+ * task or thread its creator. A path may also be an OPTRACE_GPU_FILE alone.
  */
 #ifndef OPTRACE_LEGION_EXPORT_H
 #define OPTRACE_LEGION_EXPORT_H
