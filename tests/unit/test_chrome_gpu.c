@@ -12,6 +12,7 @@
 
 #include "json_read.h"
 #include "legion_read.h"
+#include "feed.h"
 #include "testlib.h"
 #include "../../userspace/chrome.h"
 #include "../../userspace/gpu_index.h"
@@ -33,28 +34,12 @@ static struct gpu_index gpu;
 static void feed(uint64_t ts, uint32_t tid, int type, uint64_t a0, uint64_t a1, uint64_t a2,
 		 uint64_t a3, uint64_t a4)
 {
-	struct record_event event = {
-		.timestamp = ts,
-		.tgid = PID,
-		.tid = tid,
-		.type = (__u16)type,
-		.args = { a0, a1, a2, a3, a4 },
-	};
-
-	ck_assert_int_eq(profile_feed(&profile, &event, sizeof(event)), 0);
+	feed_event(&profile, PID, ts, tid, type, a0, a1, a2, a3, a4);
 }
 
 static void feed_string(uint64_t address, const char *text)
 {
-	struct record_string record = {
-		.tgid = PID,
-		.tid = MAIN,
-		.type = RECORD_STRING,
-		.address = address,
-	};
-
-	snprintf(record.text, sizeof(record.text), "%s", text);
-	ck_assert_int_eq(profile_feed(&profile, &record, sizeof(record)), 0);
+	feed_text(&profile, PID, address, text);
 }
 
 static void add_api(uint32_t tid, uint32_t correlation, uint64_t start_ns, uint64_t end_ns)

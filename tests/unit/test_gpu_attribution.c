@@ -12,6 +12,7 @@
 
 #include <optrace/gpu.h>
 
+#include "feed.h"
 #include "testlib.h"
 #include "../../probes/cupti/gpufile.h"
 #include "../../userspace/profile.h"
@@ -91,15 +92,7 @@ static void teardown(void)
 static void feed(uint64_t ts, uint32_t tid, int type, uint64_t a0, uint64_t a1, uint64_t a2,
 		 uint64_t a3, uint64_t a4)
 {
-	struct record_event event = {
-		.timestamp = ts,
-		.tgid = PID,
-		.tid = tid,
-		.type = (__u16)type,
-		.args = { a0, a1, a2, a3, a4 },
-	};
-
-	ck_assert_int_eq(profile_feed(&profile, &event, sizeof(event)), 0);
+	feed_event(&profile, PID, ts, tid, type, a0, a1, a2, a3, a4);
 }
 
 static void add_api(uint32_t tid, uint32_t correlation, uint64_t start, uint8_t kind)

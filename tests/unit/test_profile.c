@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "feed.h"
 #include "testlib.h"
 #include "../../userspace/profile.h"
 #include "../../userspace/report.h"
@@ -67,15 +68,7 @@ static void teardown(void)
 static void feed(uint64_t ts, uint32_t tid, int type, uint64_t a0, uint64_t a1, uint64_t a2,
 		 uint64_t a3, uint64_t a4)
 {
-	struct record_event event = {
-		.timestamp = ts,
-		.tgid = PID,
-		.tid = tid,
-		.type = (__u16)type,
-		.args = { a0, a1, a2, a3, a4 },
-	};
-
-	ck_assert_int_eq(profile_feed(&profile, &event, sizeof(event)), 0);
+	feed_event(&profile, PID, ts, tid, type, a0, a1, a2, a3, a4);
 }
 
 /* Names are addresses in the traced process; these stand for them. */
@@ -83,15 +76,7 @@ enum { MEAN = 0x1000, SUM = 0x2000, DIVIDE = 0x3000, SITE = 0x4000, REDUCE = 0x5
 
 static void feed_string(uint64_t address, const char *text)
 {
-	struct record_string record = {
-		.tgid = PID,
-		.tid = MAIN,
-		.type = RECORD_STRING,
-		.address = address,
-	};
-
-	snprintf(record.text, sizeof(record.text), "%s", text);
-	ck_assert_int_eq(profile_feed(&profile, &record, sizeof(record)), 0);
+	feed_text(&profile, PID, address, text);
 }
 
 static void strings(void)
