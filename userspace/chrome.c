@@ -3,39 +3,61 @@
 #include <optrace/gpu.h>
 #include <string.h>
 
+#include "async_out.h"
 #include "chrome.h"
 #include "json.h"
 #include "title.h"
 
 /*
  * Exports write hundreds of megabytes of these: into a buffer of our own
- * with memcpy and a hand-made integer format, not printf or stdio per field.
+ * with memcpy and a hand-made integer format, not printf or stdio per field,
+ * and written to the file by a thread of its own (async_out) meanwhile.
  */
 static void flush_buffer(struct chrome_writer *writer)
 {
-	if (writer->used && fwrite(writer->buffer, 1, writer->used, writer->out) != writer->used)
-		writer->error = -EIO;
+	if (writer->used)
+		writer->buffer = async_out_swap(writer->async, writer->buffer, writer->used);
 	writer->used = 0;
 }
 
-static void put_bytes(void *ctx, const char *bytes, size_t length)
+/* A piece that does not fit: fill the buffer, hand it over, go on. */
+static __attribute__((noinline)) void put_spilling(struct chrome_writer *writer, const char *bytes,
+						   size_t length)
 {
-	struct chrome_writer *writer = ctx;
+	while (writer->used + length > ASYNC_OUT_BUFFER) {
+		size_t room = ASYNC_OUT_BUFFER - writer->used;
 
-	if (writer->used + length > sizeof(writer->buffer)) {
+		memcpy(writer->buffer + writer->used, bytes, room);
+		writer->used += room;
+		bytes += room;
+		length -= room;
 		flush_buffer(writer);
-		if (length > sizeof(writer->buffer)) {
-			fwrite(bytes, 1, length, writer->out);
-			return;
-		}
 	}
 	memcpy(writer->buffer + writer->used, bytes, length);
 	writer->used += length;
 }
 
-static void put(struct chrome_writer *writer, const char *text)
+/* Inlined: the pieces are mostly literals, whose length and copy then fold. */
+static inline __attribute__((always_inline)) void put_inline(struct chrome_writer *writer,
+							     const char *bytes, size_t length)
 {
-	put_bytes(writer, text, strlen(text));
+	if (__builtin_expect(writer->used + length > ASYNC_OUT_BUFFER, 0)) {
+		put_spilling(writer, bytes, length);
+		return;
+	}
+	memcpy(writer->buffer + writer->used, bytes, length);
+	writer->used += length;
+}
+
+static void put_bytes(void *ctx, const char *bytes, size_t length)
+{
+	put_inline(ctx, bytes, length);
+}
+
+static inline __attribute__((always_inline)) void put(struct chrome_writer *writer,
+						      const char *text)
+{
+	put_inline(writer, text, strlen(text));
 }
 
 static void put_json(struct chrome_writer *writer, const char *text)
@@ -68,11 +90,12 @@ static void put_u64(struct chrome_writer *writer, uint64_t value)
 		*--p = (char)('0' + value % 10);
 		value /= 10;
 	} while (value);
-	put_bytes(writer, p, (size_t)(digits + sizeof(digits) - p));
+	put_inline(writer, p, (size_t)(digits + sizeof(digits) - p));
 }
 
 /* ,"key":value */
-static void put_field(struct chrome_writer *writer, const char *key, uint64_t value)
+static inline __attribute__((always_inline)) void put_field(struct chrome_writer *writer,
+							    const char *key, uint64_t value)
 {
 	put(writer, ",\"");
 	put(writer, key);
@@ -83,11 +106,11 @@ static void put_field(struct chrome_writer *writer, const char *key, uint64_t va
 /* Microseconds with nanosecond precision. */
 static void write_us(struct chrome_writer *writer, const char *key, uint64_t ns)
 {
-	char fraction[5] = { '.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10),
-			     (char)('0' + ns % 10), 0 };
+	char fraction[4] = { '.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10),
+			     (char)('0' + ns % 10) };
 
 	put_field(writer, key, ns / 1000);
-	put(writer, fraction);
+	put_inline(writer, fraction, sizeof(fraction));
 }
 
 /* A timestamp and a duration, relative to the capture's start. */
@@ -378,8 +401,8 @@ static void on_gpu(void *ctx, const struct profile *profile, const struct profil
 		   activity->start_ns);
 }
 
-void chrome_writer_begin(struct chrome_writer *writer, FILE *out, uint64_t base_ns,
-			 bool show_helpers, struct profile_consumer *consumer)
+int chrome_writer_begin(struct chrome_writer *writer, FILE *out, uint64_t base_ns,
+			bool show_helpers, struct profile_consumer *consumer)
 {
 	memset(writer, 0, sizeof(*writer));
 	writer->out = out;
@@ -392,16 +415,20 @@ void chrome_writer_begin(struct chrome_writer *writer, FILE *out, uint64_t base_
 	consumer->wait = on_wait;
 	consumer->gpu = on_gpu;
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
+	/* From here on the events go straight to the descriptor. */
+	if (fflush(out))
+		return -errno;
+	return async_out_open(&writer->async, fileno(out), &writer->buffer);
 }
 
 int chrome_writer_end(struct chrome_writer *writer)
 {
+	int err;
+
 	put(writer, "\n]}\n");
-	flush_buffer(writer);
+	err = async_out_close(writer->async, writer->buffer, writer->used);
 	idmap_free(&writer->threads_named);
 	idmap_free(&writer->processes_named);
 	idmap_free(&writer->gpu_tracks);
-	if (fflush(writer->out) || ferror(writer->out) || writer->error)
-		return -(errno ? errno : EIO);
-	return 0;
+	return err ?: writer->error;
 }

@@ -28,13 +28,18 @@ struct chrome_writer {
 	struct idmap gpu_tracks; /* (tgid, device << 32 | stream) -> its track's tid */
 	uint32_t gpu_track_count;
 	int error;
+	struct async_out *async; /* writes full buffers on a thread of its own */
+	char *buffer;		 /* the events, before they go to out */
 	size_t used;
-	char buffer[1 << 16]; /* the events, before they go to out */
 };
 
-/* Starts the document; fills consumer so that the profile feeds the writer. */
-void chrome_writer_begin(struct chrome_writer *writer, FILE *out, uint64_t base_ns,
-			 bool show_helpers, struct profile_consumer *consumer);
+/*
+ * Starts the document; fills consumer so that the profile feeds the writer.
+ * From then on until chrome_writer_end() the writer owns out's descriptor.
+ * 0, or a negative errno (no memory, no thread).
+ */
+int chrome_writer_begin(struct chrome_writer *writer, FILE *out, uint64_t base_ns,
+			bool show_helpers, struct profile_consumer *consumer);
 
 /* Ends the document; returns 0 or a negative errno from writing. */
 int chrome_writer_end(struct chrome_writer *writer);

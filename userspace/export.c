@@ -38,7 +38,8 @@ static const char doc[] =
 	"    optrace export --chrome -o trace.json optrace.capture   # open in ui.perfetto.dev\n"
 	"    optrace export --chrome --show-helpers -o t.json run.capture\n"
 	"    optrace export --legion -o prof run.capture   # then: legion_prof prof/prof_*.gz\n"
-	"    optrace export --chrome -o t.json --gpu gpu.bin run.capture  # with OPTRACE_GPU_FILE's\n"
+	"    optrace export --chrome -o t.json --gpu gpu.bin run.capture  # with "
+	"OPTRACE_GPU_FILE's\n"
 	"    optrace export --chrome -o t.json gpu.bin     # GPU activity alone (no eBPF there)\n";
 
 enum {
@@ -134,7 +135,10 @@ static int export_chrome(void)
 	if (err)
 		goto cleanup;
 	/* Time zero is the moment recording started. */
-	chrome_writer_begin(&writer, out, replay.header->monotonic_ns, env.show_helpers, &consumer);
+	err = chrome_writer_begin(&writer, out, replay.header->monotonic_ns, env.show_helpers,
+				  &consumer);
+	if (err)
+		goto cleanup;
 	profile.consumer = consumer;
 	err = replay_run(&replay, &profile);
 	err = chrome_writer_end(&writer) ?: err;

@@ -145,7 +145,7 @@ static struct jv *export(bool with_gpu, char **text)
 
 	ck_assert_ptr_nonnull(writer);
 	ck_assert_ptr_nonnull(out);
-	chrome_writer_begin(writer, out, BASE_NS, false, &consumer);
+	ck_assert_int_eq(chrome_writer_begin(writer, out, BASE_NS, false, &consumer), 0);
 	profile_init(&profile, &consumer);
 	if (with_gpu) {
 		build_gpu();
