@@ -223,7 +223,7 @@ $(DEMO_LIB): $(DEMO_LIB_OBJS)
 
 $(DEMO): $(DEMO_OBJS) $(DEMO_LIB) $(LIBOPTRACE) | $(BIN_DIR)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) -fopenmp -pthread -o $@ $(DEMO_OBJS) $(DEMO_LIB) $(LINK_OPTRACE) -lm
+	$(Q)$(CC) -fopenmp -pthread -o $@ $(DEMO_OBJS) $(DEMO_CUDA_OBJS) $(DEMO_LIB) $(LINK_OPTRACE) -lm $(DEMO_CUDA_LIBS)
 
 # The main job: record the demo workload with optrace, then write its report,
 # a Legion Prof profile and a Chrome trace into .output/demo-run/.
@@ -239,6 +239,46 @@ demo: $(DEMO) $(OPTRACE)
 	@echo "report: $(DEMO_RUN)/report.txt"
 	@echo "Legion Prof: legion_prof $(DEMO_RUN)/legion/prof_*.gz"
 	@echo "Chrome trace (open in ui.perfetto.dev): $(DEMO_RUN)/trace.json"
+
+# ---- the demo's CUDA variant, only where nvcc is found ------------------------
+# examples/demo/lib/cuda.cu: GPU processors for the demo (--gpus), built with
+# $(CUDA_HOME)/bin/nvcc and linked with the static CUDA runtime, so that
+# optrace-demo needs no libcudart.so and runs where there is no GPU or
+# driver. Without nvcc (or libcudart_static.a) DEMO_CUDA_OBJS is empty and
+# libdemo.a's weak cuda_stub.o says that the build has no CUDA variant.
+# DEMO_CUDA_ARCH: real code for A100 and H100/H200, and PTX for newer GPUs.
+DEMO_NVCC := $(wildcard $(CUDA_HOME)/bin/nvcc)
+DEMO_CUDART := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcudart_static.a \
+	$(CUDA_HOME)/targets/$(shell uname -m)-linux/lib/libcudart_static.a))
+DEMO_CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 \
+	-gencode arch=compute_90,code=[sm_90,compute_90]
+DEMO_NVCC_CCBIN ?= $(CC)
+DEMO_CUDA_OBJS :=
+DEMO_CUDA_LIBS :=
+ifneq ($(and $(DEMO_NVCC),$(DEMO_CUDART)),)
+DEMO_CUDA_OBJS := $(OUTPUT)/demo/cuda.o
+# libstdc++: the kernel stubs nvcc writes use C++'s thread-safe statics.
+DEMO_CUDA_LIBS := $(DEMO_CUDART) -ldl -lrt -lpthread -lstdc++
+NVCC_FLAGS := -ccbin $(DEMO_NVCC_CCBIN) -O2 -g -std=c++17 $(DEMO_CUDA_ARCH) \
+	-Xcompiler -fPIC,-Wall,-Wextra $(INCLUDES) -Iexamples/demo/lib
+
+$(OUTPUT)/demo/cuda.o: examples/demo/lib/cuda.cu $(wildcard examples/demo/lib/*.h) \
+		$(wildcard include/optrace/*.h) | $(OUTPUT)/demo $(DEPS_STAMP)
+	$(call msg,NVCC,$@)
+	$(Q)$(DEMO_NVCC) $(NVCC_FLAGS) -c $< -o $@
+endif
+
+# Relink the demo when the variant comes or goes (CUDA_HOME changed): the
+# stamp is rewritten, and so newer, only when its text changes.
+DEMO_CUDA_STAMP := $(OUTPUT)/demo/cuda-variant
+DEMO_CUDA_STATE := $(if $(DEMO_CUDA_OBJS),cuda $(DEMO_NVCC),none)
+.PHONY: demo-cuda-state
+$(DEMO_CUDA_STAMP): demo-cuda-state | $(OUTPUT)/demo
+	$(Q)echo '$(DEMO_CUDA_STATE)' | cmp -s - $@ || echo '$(DEMO_CUDA_STATE)' > $@
+
+$(DEMO): $(DEMO_CUDA_OBJS) $(DEMO_CUDA_STAMP)
+
+# ---- end of the demo's CUDA variant ------------------------------------------
 
 # ---- tests -------------------------------------------------------------------
 

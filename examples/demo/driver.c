@@ -9,6 +9,8 @@
  * that each run the workload and append their own block to the truth; the
  * parent runs no operation. With --forever the workload repeats until
  * SIGINT or SIGTERM, then the run ends as usual: fence, truth, exit 0.
+ * --gpus asks for GPU processors; where there is no GPU (or no CUDA in
+ * this build) the run says so and goes on with CPUs only.
  */
 #include <argp.h>
 #include <errno.h>
@@ -27,6 +29,8 @@
 #include "demo.h"
 #include "workloads.h"
 
+#define GPU_AUTO (-1) /* --gpus auto */
+
 static struct env {
 	unsigned int workloads;
 	size_t size;
@@ -34,6 +38,8 @@ static struct env {
 	unsigned int cpus;
 	unsigned int omp_procs;
 	unsigned int omp_threads;
+	int gpus; /* GPU_AUTO: one per device found */
+	const char *gpus_arg;
 	unsigned int threads;
 	int64_t eager_volume; /* < 0: the runtime's default */
 	unsigned int procs;
@@ -55,13 +61,14 @@ const char argp_program_doc[] =
 	"Run the instrumented demo array runtime and write the ground truth of its probes.\n"
 	"\n"
 	"USAGE: optrace-demo [-w WORKLOAD] [-s SIZE] [-i N] [--cpus N] [--omp M]\n"
-	"           [--omp-threads T] [--threads N] [--procs N] [--eager-volume N]\n"
-	"           [--forever] [--truth FILE] [-q]\n"
+	"           [--omp-threads T] [--gpus N|auto] [--threads N] [--procs N]\n"
+	"           [--eager-volume N] [--forever] [--truth FILE] [-q]\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    optrace-demo                      # all workloads, truth on stdout\n"
 	"    optrace-demo -w stats --truth t   # the stats pipeline, truth into t\n"
 	"    optrace-demo --omp 2              # tasks on two OpenMP processors\n"
+	"    optrace-demo --gpus 1             # fill, add, sum, ... on a GPU (CUDA)\n"
 	"    optrace-demo --threads 4          # four issuing threads, one runtime\n"
 	"    optrace-demo --procs 3 --truth t  # three processes, a truth block each\n"
 	"    optrace-demo --forever -q > t &   # until SIGINT/SIGTERM: attach to it\n"
@@ -76,6 +83,7 @@ enum {
 	OPT_CPUS = 256,
 	OPT_OMP,
 	OPT_OMP_THREADS,
+	OPT_GPUS,
 	OPT_THREADS,
 	OPT_EAGER_VOLUME,
 	OPT_PROCS,
@@ -91,6 +99,8 @@ static const struct argp_option opts[] = {
 	{ "cpus", OPT_CPUS, "N", 0, "CPU processors (default 2)", 0 },
 	{ "omp", OPT_OMP, "M", 0, "OpenMP processors (default 0: none)", 0 },
 	{ "omp-threads", OPT_OMP_THREADS, "T", 0, "Threads per OpenMP processor (default 2)", 0 },
+	{ "gpus", OPT_GPUS, "N|auto", 0,
+	  "GPU processors running the CUDA variant; auto: one per device (default 0: none)", 0 },
 	{ "threads", OPT_THREADS, "N", 0, "Issuing threads, each with its own arrays (default 1)",
 	  0 },
 	{ "eager-volume", OPT_EAGER_VOLUME, "N", 0,
@@ -156,6 +166,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_OMP_THREADS:
 		if (!parse_number(state, arg, 1, 256, &value))
 			env.omp_threads = (unsigned int)value;
+		break;
+	case OPT_GPUS:
+		env.gpus_arg = arg;
+		if (!strcmp(arg, "auto"))
+			env.gpus = GPU_AUTO;
+		else if (!parse_number(state, arg, 0, 64, &value))
+			env.gpus = (int)value;
 		break;
 	case OPT_THREADS:
 		if (!parse_number(state, arg, 1, 1024, &value))
@@ -301,9 +318,9 @@ static double seconds_since(const struct timespec *start)
 	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
-static void print_summary(const struct workload_summary *s, double seconds)
+static void print_summary(const struct workload_summary *s, double seconds, unsigned int gpus)
 {
-	char who[64];
+	char who[64], gpu_procs[32] = "";
 
 	if (env.procs)
 		snprintf(who, sizeof(who), "optrace-demo[%ld]", (long)getpid());
@@ -323,11 +340,35 @@ static void print_summary(const struct workload_summary *s, double seconds)
 		fprintf(stderr,
 			"%s: fallback: %u passes, median %.6g, %u deliberate errors reported\n",
 			who, s->fallback_passes, s->fallback_median, s->fallback_errors_seen);
+	if (gpus)
+		snprintf(gpu_procs, sizeof(gpu_procs), " + %u GPU", gpus);
 	fprintf(stderr,
-		"%s: %u round%s x %u thread%s on %u CPU + %u OpenMP processors, "
+		"%s: %u round%s x %u thread%s on %u CPU + %u OpenMP%s processors, "
 		"eager threshold %llu: %.3f s\n",
 		who, s->rounds, s->rounds == 1 ? "" : "s", env.threads, env.threads == 1 ? "" : "s",
-		env.cpus, env.omp_procs, (unsigned long long)demo_max_eager_volume(), seconds);
+		env.cpus, env.omp_procs, gpu_procs, (unsigned long long)demo_max_eager_volume(),
+		seconds);
+}
+
+/*
+ * The GPU processors to start. Asked for and not there (no GPU, no driver,
+ * or a build without CUDA): say so, and run on CPUs. Called in each process
+ * that runs the workload: CUDA must not be initialized before a fork().
+ */
+static unsigned int gpus_to_start(void)
+{
+	const char *why = "unknown";
+	int devices;
+
+	if (!env.gpus)
+		return 0;
+	devices = demo_gpu_devices(&why);
+	if (devices > 0)
+		return env.gpus == GPU_AUTO ? (unsigned int)devices : (unsigned int)env.gpus;
+	if (env.gpus != GPU_AUTO || !env.quiet)
+		fprintf(stderr, "optrace-demo: --gpus %s: %s; running on CPUs only\n", env.gpus_arg,
+			why);
+	return 0;
 }
 
 static int run_issuers(struct issuer *issuers)
@@ -368,6 +409,7 @@ static int run_process(void)
 		.omp_procs = env.omp_procs,
 		.omp_threads = env.omp_threads,
 		.max_eager_volume = env.eager_volume,
+		.gpus = gpus_to_start(),
 	};
 	struct issuer *issuers;
 	struct timespec start;
@@ -401,7 +443,7 @@ static int run_process(void)
 	if (truth_write())
 		rc = 1;
 	if (!env.quiet)
-		print_summary(&issuers[0].summary, seconds_since(&start));
+		print_summary(&issuers[0].summary, seconds_since(&start), config.gpus);
 	free(issuers);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "cuda.h"
 #include "error.h"
 
 struct runtime_config runtime_config = {
@@ -56,6 +57,7 @@ int config_load(const struct demo_config *config)
 		.cpus = config->cpus,
 		.omp_procs = config->omp_procs,
 		.omp_threads = config->omp_threads ? config->omp_threads : 1,
+		.gpu_procs = config->gpus,
 		.max_eager_volume = DEMO_DEFAULT_MAX_EAGER_VOLUME,
 	};
 
@@ -66,6 +68,15 @@ int config_load(const struct demo_config *config)
 	if (next.omp_threads > CONFIG_MAX_OMP_THREADS) {
 		error_set("at most %d threads per OpenMP processor", CONFIG_MAX_OMP_THREADS);
 		return -EINVAL;
+	}
+	if (next.gpu_procs) {
+		const char *why = NULL;
+
+		if (cuda_device_count(&why) < 0) {
+			error_set("cannot start %u GPU processor%s: %s", next.gpu_procs,
+				  next.gpu_procs == 1 ? "" : "s", why);
+			return -ENODEV;
+		}
 	}
 	if (force_from_environment(&next.force)) {
 		error_set("DEMO_FORCE_MODE must be eager or deferred, not '%s'",
@@ -81,6 +92,11 @@ int config_load(const struct demo_config *config)
 	}
 	runtime_config = next;
 	return 0;
+}
+
+int demo_gpu_devices(const char **why)
+{
+	return cuda_device_count(why);
 }
 
 uint64_t demo_max_eager_volume(void)

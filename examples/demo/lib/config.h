@@ -17,6 +17,7 @@ struct runtime_config {
 	unsigned int cpus;
 	unsigned int omp_procs;
 	unsigned int omp_threads;
+	unsigned int gpu_procs;
 	uint64_t max_eager_volume;
 	enum force_mode force;
 };

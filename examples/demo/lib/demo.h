@@ -49,6 +49,7 @@ struct demo_config {
 	unsigned int omp_procs;	  /* OpenMP processors, 0 for none */
 	unsigned int omp_threads; /* threads of each OpenMP processor */
 	int64_t max_eager_volume; /* < 0: $DEMO_MAX_EAGER_VOLUME or the default */
+	unsigned int gpus;	  /* GPU processors (CUDA variant), 0 for none */
 };
 
 /* ---- the runtime ---- */
@@ -64,6 +65,13 @@ void demo_runtime_stop(void);
 
 /* Block until all submitted work has completed (a FENCE wait if it must). */
 void demo_fence(void);
+
+/*
+ * CUDA devices this process can use, or -1 with *why saying why none: this
+ * build has no CUDA variant, or no GPU or driver was found. The first call
+ * initializes CUDA: after a fork(), not before.
+ */
+int demo_gpu_devices(const char **why);
 
 /* The eager threshold in force, after the config and the environment. */
 uint64_t demo_max_eager_volume(void);

@@ -5,12 +5,15 @@
  * points = min(processors of its kind, ceil(volume / 1024)); the operation
  * returns once the launch is queued. A fallback runs the host reference
  * inline when small, or as a one-point HostReference task on a CPU
- * processor when above the eager threshold.
+ * processor when above the eager threshold. A task runs on GPU processors
+ * when there are any and the CUDA variant implements its work, else on
+ * OpenMP processors when its kind has that variant, else on CPUs.
  */
 #include <stdlib.h>
 
 #include <optrace/abi.h>
 
+#include "cuda.h"
 #include "exec.h"
 #include "kernels.h"
 #include "mode.h"
@@ -23,15 +26,22 @@
 struct task_kind {
 	const char *name; /* cuPyNumeric's task names */
 	bool has_openmp;
+	bool has_gpu; /* for some dtypes: cuda_supports() says */
 };
 
 static const struct task_kind task_kinds[WORK__COUNT] = {
-	[WORK_FILL] = { "Fill", true },
-	[WORK_ARANGE] = { "Arange", true },
-	[WORK_BINARY] = { "BinaryOp", true },
-	[WORK_UNARY] = { "UnaryOp", true },
-	[WORK_SUM] = { "ScalarReduction", true },
-	[WORK_DOT] = { "Dot", false }, /* no OpenMP variant: runs on CPUs */
+	[WORK_FILL] = { "Fill", true, true },
+	[WORK_ARANGE] = { "Arange", true, false },
+	[WORK_BINARY] = { "BinaryOp", true, true },
+	[WORK_UNARY] = { "UnaryOp", true, false },
+	[WORK_SUM] = { "ScalarReduction", true, true },
+	[WORK_DOT] = { "Dot", false, false }, /* no OpenMP variant: runs on CPUs */
+};
+
+static const int proc_variants[PROC__COUNT] = {
+	[PROC_CPU] = OPTRACE_VARIANT_CPU,
+	[PROC_OMP] = OPTRACE_VARIANT_OPENMP,
+	[PROC_GPU] = OPTRACE_VARIANT_GPU,
 };
 
 static const char *const host_reference_task = "HostReference";
@@ -86,6 +96,8 @@ static int launch(struct op *op, struct work *w, const char *task_name, enum pro
 		return -1;
 	}
 	l->task_name = task_name;
+	l->op_name = op->name;
+	l->root_name = probe_root_name();
 	l->kind = kind;
 	l->variant = variant;
 	l->points = points;
@@ -103,9 +115,16 @@ static int launch(struct op *op, struct work *w, const char *task_name, enum pro
 static int run_deferred(struct op *op, struct work *w)
 {
 	const struct task_kind *task = &task_kinds[w->kind];
-	enum proc_kind kind = task->has_openmp && sched_procs(PROC_OMP) ? PROC_OMP : PROC_CPU;
-	int variant = kind == PROC_OMP ? OPTRACE_VARIANT_OPENMP : OPTRACE_VARIANT_CPU;
-	uint32_t points = plan_points(work_volume(w), work_extent(w), sched_procs(kind));
+	enum proc_kind kind = PROC_CPU;
+	int variant;
+	uint32_t points;
+
+	if (task->has_gpu && sched_procs(PROC_GPU) && cuda_supports(w))
+		kind = PROC_GPU;
+	else if (task->has_openmp && sched_procs(PROC_OMP))
+		kind = PROC_OMP;
+	variant = proc_variants[kind];
+	points = plan_points(work_volume(w), work_extent(w), sched_procs(kind));
 
 	return launch(op, w, task->name, kind, variant, points);
 }

@@ -7,12 +7,17 @@
  * per point and per team member and combined in order, so that a result
  * does not depend on which thread finished first.
  */
+#include <stdio.h>
+
 #include <optrace/abi.h>
 
 #include "config.h"
+#include "cuda.h"
+#include "demo.h"
 #include "kernels.h"
 #include "point.h"
 #include "reference.h"
+#include "truth.h"
 
 /* Piece k of n of [begin, end). */
 static size_t split(size_t begin, size_t end, unsigned int k, unsigned int n)
@@ -57,6 +62,32 @@ void point_run(struct work *w, uint32_t point, int variant, unsigned int omp_thr
 		kernel_range(w, begin, end, acc);
 		break;
 	}
+}
+
+void point_run_gpu(struct cuda_proc *gpu, struct work *w, uint32_t point, const char *op_name,
+		   const char *root_name, const char *task_name)
+{
+	size_t extent = work_extent(w);
+	size_t begin = split(0, extent, point, w->points);
+	size_t end = split(0, extent, point + 1, w->points);
+	union work_value scratch = { 0 };
+	union work_value *acc = w->partials ? &w->partials[point] : &scratch;
+	struct cuda_counts counts;
+	static int warned;
+
+	if (cuda_point_run(gpu, w, begin, end, acc, &counts)) {
+		/* A wrong result would fail the workload: compute it here instead. */
+		if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+			fprintf(stderr,
+				"optrace-demo: GPU task point failed (%s); running on the "
+				"CPU instead\n",
+				demo_last_error());
+		kernel_range(w, begin, end, acc);
+	}
+	truth_count_gpu(op_name, root_name, task_name, TRUTH_GPU_POINTS, 1);
+	truth_count_gpu(op_name, root_name, task_name, TRUTH_GPU_KERNELS, counts.kernels);
+	truth_count_gpu(op_name, root_name, task_name, TRUTH_GPU_COPIES, counts.copies);
+	truth_count_gpu(op_name, root_name, task_name, TRUTH_GPU_MEMSETS, counts.memsets);
 }
 
 void point_finish(struct work *w)

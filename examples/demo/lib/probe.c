@@ -91,6 +91,11 @@ uint64_t probe_current_op(void)
 	return top ? top->id : 0;
 }
 
+const char *probe_root_name(void)
+{
+	return probe_depth ? probe_frames[0].name : "?";
+}
+
 unsigned int probe_helper_modes(void)
 {
 	struct probe_frame *top = probe_top();

@@ -20,6 +20,9 @@ void probe_op_fallback(uint64_t op, int reason, const char *detail);
 /* The innermost open operation of this thread, 0 when none (or untraced). */
 uint64_t probe_current_op(void);
 
+/* The name of this thread's outermost open operation (depth 0), or "?". */
+const char *probe_root_name(void);
+
 /* The modes announced by the direct helpers of the innermost operation, as
  * a bit mask over enum optrace_mode. */
 unsigned int probe_helper_modes(void);

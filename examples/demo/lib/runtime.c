@@ -18,7 +18,7 @@ int demo_runtime_start(const struct demo_config *config)
 	if (err)
 		return err;
 	return sched_start(runtime_config.cpus, runtime_config.omp_procs,
-			   runtime_config.omp_threads);
+			   runtime_config.omp_threads, runtime_config.gpu_procs);
 }
 
 void demo_runtime_stop(void)

@@ -14,6 +14,7 @@
 
 #include <optrace/abi.h>
 
+#include "cuda.h"
 #include "error.h"
 #include "point.h"
 #include "probe.h"
@@ -23,6 +24,7 @@ struct processor {
 	pthread_t thread;
 	uint32_t id;
 	enum proc_kind kind;
+	struct cuda_proc *gpu; /* a GPU processor's device and stream */
 };
 
 static struct {
@@ -47,7 +49,10 @@ static struct {
 static void run_point(const struct processor *proc, struct launch *l, uint32_t point)
 {
 	probe_task_begin(l->task_id, l->task_name, point, l->variant, proc->id);
-	point_run(l->work, point, l->variant, sched.omp_threads);
+	if (l->variant == OPTRACE_VARIANT_GPU)
+		point_run_gpu(proc->gpu, l->work, point, l->op_name, l->root_name, l->task_name);
+	else
+		point_run(l->work, point, l->variant, sched.omp_threads);
 	probe_task_end(l->task_id, point, OPTRACE_STATUS_OK);
 }
 
@@ -77,6 +82,7 @@ static void *processor_main(void *arg)
 	uint32_t point;
 	bool last;
 
+	cuda_proc_bind(proc->gpu);
 	pthread_mutex_lock(&sched.lock);
 	for (;;) {
 		l = sched.head;
@@ -103,9 +109,10 @@ static void *processor_main(void *arg)
 	return NULL;
 }
 
-int sched_start(unsigned int cpus, unsigned int omp_procs, unsigned int omp_threads)
+int sched_start(unsigned int cpus, unsigned int omp_procs, unsigned int omp_threads,
+		unsigned int gpu_procs)
 {
-	unsigned int total = cpus + omp_procs, i;
+	unsigned int total = cpus + omp_procs + gpu_procs, i;
 	sigset_t all, old;
 	int err = 0;
 
@@ -116,6 +123,7 @@ int sched_start(unsigned int cpus, unsigned int omp_procs, unsigned int omp_thre
 	}
 	sched.counts[PROC_CPU] = cpus;
 	sched.counts[PROC_OMP] = omp_procs;
+	sched.counts[PROC_GPU] = gpu_procs;
 	sched.omp_threads = omp_threads;
 	sched.stopping = false;
 
@@ -126,7 +134,13 @@ int sched_start(unsigned int cpus, unsigned int omp_procs, unsigned int omp_thre
 		struct processor *proc = &sched.procs[i];
 
 		proc->id = i;
-		proc->kind = i < cpus ? PROC_CPU : PROC_OMP;
+		proc->kind = i < cpus ? PROC_CPU : i < cpus + omp_procs ? PROC_OMP : PROC_GPU;
+		/* Its stream (and the device's context) before its thread runs. */
+		if (proc->kind == PROC_GPU) {
+			err = cuda_proc_create(i - cpus - omp_procs, &proc->gpu);
+			if (err)
+				break;
+		}
 		err = -pthread_create(&proc->thread, NULL, processor_main, proc);
 		if (err) {
 			error_set("cannot start processor %u", i);
@@ -142,6 +156,8 @@ int sched_start(unsigned int cpus, unsigned int omp_procs, unsigned int omp_thre
 
 void sched_stop(void)
 {
+	unsigned int total =
+		sched.counts[PROC_CPU] + sched.counts[PROC_OMP] + sched.counts[PROC_GPU];
 	unsigned int i;
 
 	pthread_mutex_lock(&sched.lock);
@@ -151,10 +167,13 @@ void sched_stop(void)
 
 	for (i = 0; i < sched.started; i++)
 		pthread_join(sched.procs[i].thread, NULL);
+	/* Also the stream of a processor whose thread did not start. */
+	for (i = 0; sched.procs && i < total; i++)
+		cuda_proc_destroy(sched.procs[i].gpu);
 	free(sched.procs);
 	sched.procs = NULL;
 	sched.started = 0;
-	sched.counts[PROC_CPU] = sched.counts[PROC_OMP] = 0;
+	sched.counts[PROC_CPU] = sched.counts[PROC_OMP] = sched.counts[PROC_GPU] = 0;
 }
 
 unsigned int sched_procs(enum proc_kind kind)

@@ -12,13 +12,15 @@
 
 #include "work.h"
 
-enum proc_kind { PROC_CPU, PROC_OMP, PROC__COUNT };
+enum proc_kind { PROC_CPU, PROC_OMP, PROC_GPU, PROC__COUNT };
 
 struct launch {
 	struct launch *next;
 	uint64_t seq;	  /* position in the stream, from 1 */
 	uint64_t task_id; /* liboptrace's, 0 while untraced */
 	const char *task_name;
+	const char *op_name;   /* the launching operation's, for the truth */
+	const char *root_name; /* and the operation the user called */
 	enum proc_kind kind;
 	int variant; /* enum optrace_variant */
 	uint32_t points;
@@ -27,8 +29,9 @@ struct launch {
 	struct work *work;     /* owned: freed on completion */
 };
 
-/* Processors get ids 0.. for CPUs, then the OpenMP ones. */
-int sched_start(unsigned int cpus, unsigned int omp_procs, unsigned int omp_threads);
+/* Processors get ids 0.. for CPUs, then the OpenMP ones, then the GPU ones. */
+int sched_start(unsigned int cpus, unsigned int omp_procs, unsigned int omp_threads,
+		unsigned int gpu_procs);
 
 /* Let every submitted launch complete, then stop the processors. */
 void sched_stop(void);

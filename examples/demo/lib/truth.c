@@ -25,6 +25,9 @@
 
 struct truth_entry {
 	const char *name; /* NULL: a free slot */
+	/* gpu records: the root operation's and the task's names; else NULL */
+	const char *root;
+	const char *task;
 	enum truth_kind kind;
 	int a;
 	int b;
@@ -41,40 +44,58 @@ static const char *const truth_header = "# optrace-demo ground truth, format 1\n
 static const char *const truth_overflow_note =
 	"# truncated: more distinct records than the table holds";
 
-/* FNV-1a over the name, then the small fields. */
-static uint32_t truth_hash(enum truth_kind kind, const char *name, int a, int b)
+/* FNV-1a over the names, then the small fields. */
+static uint32_t hash_name(uint32_t hash, const char *name)
 {
-	uint32_t hash = 2166136261u;
 	const unsigned char *p;
 
-	for (p = (const unsigned char *)name; *p; p++)
+	for (p = (const unsigned char *)(name ? name : ""); *p; p++)
 		hash = (hash ^ *p) * 16777619u;
+	return hash;
+}
+
+static uint32_t truth_hash(enum truth_kind kind, const char *name, const char *root,
+			   const char *task, int a, int b)
+{
+	uint32_t hash = 2166136261u;
+
+	hash = hash_name(hash, name);
+	hash = hash_name(hash, root);
+	hash = hash_name(hash, task);
 	hash = (hash ^ (uint32_t)kind) * 16777619u;
 	hash = (hash ^ (uint32_t)a) * 16777619u;
 	hash = (hash ^ (uint32_t)b) * 16777619u;
 	return hash;
 }
 
-static bool truth_matches(const struct truth_entry *e, enum truth_kind kind, const char *name,
-			  int a, int b)
+static bool same_name(const char *left, const char *right)
 {
-	return e->kind == kind && e->a == a && e->b == b &&
-	       (e->name == name || strcmp(e->name, name) == 0);
+	if (left == right)
+		return true;
+	return left && right && strcmp(left, right) == 0;
 }
 
-void truth_count(enum truth_kind kind, const char *name, int a, int b, uint64_t points)
+static bool truth_matches(const struct truth_entry *e, enum truth_kind kind, const char *name,
+			  const char *root, const char *task, int a, int b)
+{
+	return e->kind == kind && e->a == a && e->b == b && same_name(e->name, name) &&
+	       same_name(e->root, root) && same_name(e->task, task);
+}
+
+static void truth_add(enum truth_kind kind, const char *name, const char *root, const char *task,
+		      int a, int b, uint64_t count, uint64_t points)
 {
 	uint32_t slot;
 	struct truth_entry *e;
 
 	if (!name)
 		name = "?";
-	slot = truth_hash(kind, name, a, b) & (TRUTH_SLOTS - 1);
+	slot = truth_hash(kind, name, root, task, a, b) & (TRUTH_SLOTS - 1);
 
 	pthread_mutex_lock(&truth_lock);
 	for (;;) {
 		e = &truth_table[slot];
-		if (!e->name || truth_matches(e, kind, name, a, b))
+		if (!e->name || truth_matches(e, kind, name, root, task, a, b))
 			break;
 		slot = (slot + 1) & (TRUTH_SLOTS - 1);
 	}
@@ -83,13 +104,29 @@ void truth_count(enum truth_kind kind, const char *name, int a, int b, uint64_t 
 			truth_overflowed = true;
 			goto unlock;
 		}
-		*e = (struct truth_entry){ .name = name, .kind = kind, .a = a, .b = b };
+		*e = (struct truth_entry){
+			.name = name, .root = root, .task = task, .kind = kind, .a = a, .b = b
+		};
 		truth_used++;
 	}
-	e->count++;
+	e->count += count;
 	e->points += points;
 unlock:
 	pthread_mutex_unlock(&truth_lock);
+}
+
+void truth_count(enum truth_kind kind, const char *name, int a, int b, uint64_t points)
+{
+	truth_add(kind, name, NULL, NULL, a, b, 1, points);
+}
+
+void truth_count_gpu(const char *op_name, const char *root_name, const char *task_name,
+		     enum truth_gpu_what what, uint64_t count)
+{
+	/* Zero counts are left out of the file: no entry for them. */
+	if (count)
+		truth_add(TRUTH_GPU, op_name, root_name ? root_name : "?",
+			  task_name ? task_name : "?", what, 0, count, 0);
 }
 
 void demo_truth_reset(void)
@@ -99,6 +136,18 @@ void demo_truth_reset(void)
 	truth_used = 0;
 	truth_overflowed = false;
 	pthread_mutex_unlock(&truth_lock);
+}
+
+static const char *truth_gpu_what_name(int what)
+{
+	static const char *const names[TRUTH_GPU__COUNT] = {
+		[TRUTH_GPU_POINTS] = "points",
+		[TRUTH_GPU_KERNELS] = "kernels",
+		[TRUTH_GPU_COPIES] = "copies",
+		[TRUTH_GPU_MEMSETS] = "memsets",
+	};
+
+	return what >= 0 && what < TRUTH_GPU__COUNT ? names[what] : "unknown";
 }
 
 static int truth_format(const struct truth_entry *e, char *line, size_t size)
@@ -121,6 +170,9 @@ static int truth_format(const struct truth_entry *e, char *line, size_t size)
 	case TRUTH_TASK:
 		return snprintf(line, size, "task %s %s %" PRIu64, e->name,
 				optrace_variant_name(e->a), e->count);
+	case TRUTH_GPU:
+		return snprintf(line, size, "gpu %s %s %s %s %" PRIu64, e->name, e->root, e->task,
+				truth_gpu_what_name(e->a), e->count);
 	case TRUTH_WAIT:
 		return snprintf(line, size, "wait %s %" PRIu64, optrace_wait_kind_name(e->a),
 				e->count);
