@@ -198,25 +198,31 @@ __global__ void binary_kernel(const T *x, T xv, const T *y, T yv, T *out, int co
 	}
 }
 
+/* The total of a block's cache, added in a fixed tree order (every thread calls it). */
+template <typename A> __device__ A block_total(A *cache)
+{
+	__syncthreads();
+	for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+		if (threadIdx.x < s)
+			cache[threadIdx.x] += cache[threadIdx.x + s];
+		__syncthreads();
+	}
+	return cache[0];
+}
+
 /* Each block's total of its grid-stride share, in a fixed tree order. */
 template <typename T, typename A>
 __global__ void sum_blocks_kernel(const T *x, size_t n, A *partials)
 {
 	__shared__ A cache[THREADS];
 	A acc = 0;
-	unsigned int s;
 
 	for (size_t i = first_index(); i < n; i += grid_stride())
 		acc += (A)x[i];
 	cache[threadIdx.x] = acc;
-	__syncthreads();
-	for (s = blockDim.x / 2; s > 0; s >>= 1) {
-		if (threadIdx.x < s)
-			cache[threadIdx.x] += cache[threadIdx.x + s];
-		__syncthreads();
-	}
+	acc = block_total(cache);
 	if (!threadIdx.x)
-		partials[blockIdx.x] = cache[0];
+		partials[blockIdx.x] = acc;
 }
 
 /* One block: the partials' total. */
@@ -226,15 +232,12 @@ __global__ void sum_partials_kernel(const A *partials, unsigned int count, A *re
 	__shared__ A cache[THREADS];
 	unsigned int s;
 
+	A total;
+
 	cache[threadIdx.x] = threadIdx.x < count ? partials[threadIdx.x] : (A)0;
-	__syncthreads();
-	for (s = blockDim.x / 2; s > 0; s >>= 1) {
-		if (threadIdx.x < s)
-			cache[threadIdx.x] += cache[threadIdx.x + s];
-		__syncthreads();
-	}
+	total = block_total(cache);
 	if (!threadIdx.x)
-		*result = cache[0];
+		*result = total;
 }
 
 /* ---- a point ---- */
