@@ -378,7 +378,7 @@ install: lib $(DEMO) $(PY_MODULE) $(OPTRACE)
 	$(Q)ln -sf $(notdir $(LIBOPTRACE)) $(DESTDIR)$(PREFIX)/lib/$(LIBOPTRACE_SONAME)
 	$(Q)ln -sf $(LIBOPTRACE_SONAME) $(DESTDIR)$(PREFIX)/lib/liboptrace.so
 	$(Q)install -m 0644 include/optrace/*.h $(DESTDIR)$(PREFIX)/include/optrace/
-	$(Q)install -m 0644 probes/optrace.d $(DESTDIR)$(PREFIX)/include/optrace/
+	$(Q)install -m 0644 probes/optrace.d probes/optrace_gpu.d $(DESTDIR)$(PREFIX)/include/optrace/
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' probes/optrace.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/optrace.pc
 	$(Q)install -m 0755 $(OPTRACE) $(DEMO) $(DESTDIR)$(PREFIX)/bin/
