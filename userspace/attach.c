@@ -54,9 +54,10 @@ int attach_mode_parse(const char *text)
 	return -1;
 }
 
+/* The object's USDT programs, less those the command chose not to load. */
 static bool is_usdt_program(const struct bpf_program *prog)
 {
-	return !strcmp(bpf_program__section_name(prog), "usdt");
+	return !strcmp(bpf_program__section_name(prog), "usdt") && bpf_program__autoload(prog);
 }
 
 /*

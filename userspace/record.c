@@ -36,6 +36,7 @@ static struct {
 	int duration_s;
 	long ringbuf_mb;
 	bool quiet;
+	bool no_gpu;
 } env = {
 	.output = "optrace.capture",
 	.ringbuf_mb = 16,
@@ -58,11 +59,13 @@ static const char doc[] =
 	"EXAMPLES:\n"
 	"    optrace record -o run.capture -- ./app     # a command and its children\n"
 	"    optrace record -p 1234 -d 10               # 10 s of a live process\n"
+	"    optrace record -o gpu.capture -- env CUDA_INJECTION64_PATH=liboptrace-cupti.so ./app\n"
 	"    optrace report run.capture                 # then: the profile as text\n"
 	"    optrace export --legion -o prof run.capture  # and for Legion Prof\n";
 
 enum {
 	OPT_RINGBUF = 0x100,
+	OPT_NO_GPU,
 };
 
 static const struct argp_option options[] = {
@@ -70,6 +73,8 @@ static const struct argp_option options[] = {
 	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
 	{ "ringbuf", OPT_RINGBUF, "MiB", 0,
 	  "Ring buffer size, a power of two (default 16): raise it if events are lost", 0 },
+	{ "no-gpu", OPT_NO_GPU, NULL, 0,
+	  "Leave the optrace_gpu probes alone: liboptrace-cupti stays dormant", 0 },
 	{ "quiet", 'q', NULL, 0, "No live status line", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
 	{},
@@ -91,6 +96,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (value & (value - 1) || value > 1024)
 			argp_error(state, "--ringbuf takes a power of two, at most 1024 (MiB)");
 		env.ringbuf_mb = value;
+		return 0;
+	case OPT_NO_GPU:
+		env.no_gpu = true;
 		return 0;
 	case 'q':
 		env.quiet = true;
@@ -166,6 +174,17 @@ static char *describe_targets(int argc, char **argv)
 	return text;
 }
 
+/* Unarmed, their semaphores keep CUPTI (and its cost to the target) off. */
+static void skip_gpu_programs(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program (prog, obj) {
+		if (!strncmp(bpf_program__name(prog), "gpu_", 4))
+			bpf_program__set_autoload(prog, false);
+	}
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct argp_child children[] = { { &tracer_argp, 0, "Targets:", 1 }, {} };
@@ -197,6 +216,8 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	}
 	skel->rodata->filter_targets = tracer_options.command != NULL;
+	if (env.no_gpu)
+		skip_gpu_programs(skel->obj);
 	err = bpf_map__set_max_entries(skel->maps.events, (__u32)(env.ringbuf_mb << 20));
 	err = err ?: tracer_prepare(&tracer, skel->obj);
 	if (err)

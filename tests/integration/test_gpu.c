@@ -138,6 +138,32 @@ START_TEST(test_exports)
 }
 END_TEST
 
+/* --no-gpu leaves the GPU probes unarmed: the operations alone. */
+START_TEST(test_no_gpu)
+{
+	char *capture = test_path("gpu.capture"), *truth = test_path("truth.txt");
+	char *json_path = test_path("report.json");
+	char *record[] = { OPTRACE, "record", "-q",	  "--no-gpu", "-o",
+			   capture, "--",     GPU_REPLAY, truth,      NULL };
+	char *report_json[] = { OPTRACE, "report", "--json", capture, NULL };
+	const struct jv *gpu, *processes;
+	struct jv *report;
+
+	NEED_BPF();
+	ck_assert_int_eq(run_command(record, NULL, NULL, 60), 0);
+	ck_assert_int_eq(run_command(report_json, json_path, NULL, 60), 0);
+	report = read_json(json_path);
+	gpu = jv_get(report, "gpu");
+	ck_assert_msg(gpu && gpu->type == JV_NULL, "GPU activity recorded with --no-gpu");
+	processes = jv_get(report, "processes");
+	ck_assert_msg(processes && processes->count == 1, "the operations were not recorded");
+	jv_free(report);
+	free(capture);
+	free(truth);
+	free(json_path);
+}
+END_TEST
+
 /* Untraced, the pretend runtime runs as well: every probe call returns at once. */
 START_TEST(test_untraced_runs)
 {
@@ -158,6 +184,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
 	tcase_add_loop_test(tc, test_attribution, 0, 2);
 	tcase_add_test(tc, test_exports);
+	tcase_add_test(tc, test_no_gpu);
 	tcase_add_test(tc, test_untraced_runs);
 	suite_add_tcase(suite, tc);
 
