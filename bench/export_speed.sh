@@ -4,6 +4,7 @@
 # Events per second and peak memory of optrace report and export on
 # synthetic captures of 1 M and 10 M events (bench/gen_capture.c): memory
 # must not grow with the capture's length. Budget: at least 5 M events/s.
+# Each number is the median of three runs.
 #
 # Usage: bench/export_speed.sh [OUTPUT_DIR]
 set -euo pipefail
@@ -20,9 +21,14 @@ for events in 1000000 10000000; do
 		"export --chrome") args=(export --chrome -o "$work/trace.json" "$work/capture") ;;
 		"export --legion") args=(export --legion -o "$work/legion" "$work/capture") ;;
 		esac
-		/usr/bin/time -f '%e %M' -o "$work/time" "$out/bin/optrace" "${args[@]}" \
-			>/dev/null 2>"$work/err"
-		read -r seconds kib <"$work/time"
+		# The median of three runs: this machine's timings wander by a third.
+		for run in 1 2 3; do
+			/usr/bin/time -f '%e %M' -o "$work/time" "$out/bin/optrace" "${args[@]}" \
+				>/dev/null 2>"$work/err"
+			cat "$work/time"
+			rm -rf "$work/trace.json" "$work/legion"
+		done | sort -n | sed -n 2p >"$work/median"
+		read -r seconds kib <"$work/median"
 		printf '%-8s %-16s %10.2f %14.2f %12.1f\n' "$events" "$command" "$seconds" \
 			"$(echo "$events / $seconds / 1000000" | bc -l)" "$(echo "$kib / 1024" | bc -l)"
 		rm -rf "$work/trace.json" "$work/legion"

@@ -82,14 +82,28 @@ static void put_unquoted(void *ctx, const char *bytes, size_t length)
 	put_bytes(unquoted->writer, bytes, length);
 }
 
+/* Two digits per division: timestamps and ids are most of the output. */
 static void put_u64(struct chrome_writer *writer, uint64_t value)
 {
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+				    "31323334353637383940414243444546474849505152535455565758596061"
+				    "62636465666768697071727374757677787980818283848586878889909192"
+				    "93949596979899";
 	char digits[24], *p = digits + sizeof(digits);
 
-	do {
-		*--p = (char)('0' + value % 10);
-		value /= 10;
-	} while (value);
+	while (value >= 100) {
+		unsigned int pair = (unsigned int)(value % 100) * 2;
+
+		value /= 100;
+		*--p = pairs[pair + 1];
+		*--p = pairs[pair];
+	}
+	if (value >= 10) {
+		*--p = pairs[value * 2 + 1];
+		*--p = pairs[value * 2];
+	} else {
+		*--p = (char)('0' + value);
+	}
 	put_inline(writer, p, (size_t)(digits + sizeof(digits) - p));
 }
 
