@@ -326,9 +326,10 @@ $(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) $(PRO
 
 # Programs the integration tests trace (a runtime with a pretend GPU).
 FIXTURES := $(OUTPUT)/tests/gpu_replay
-$(OUTPUT)/tests/%: tests/fixtures/%.c $(LIBOPTRACE) $(wildcard include/optrace/*.h) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/fixtures/%.c probes/cupti/gpufile.c $(LIBOPTRACE) \
+		$(wildcard include/optrace/*.h) | $(OUTPUT)/tests
 	$(call msg,FIXTURE,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_OPTRACE)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< probes/cupti/gpufile.c $(LINK_OPTRACE)
 
 tests: $(TEST_BINS) $(FIXTURES)
 

@@ -21,14 +21,18 @@ static int open_gpu_only(struct replay *replay, const char *path)
 				       : strerror(-err));
 		return err;
 	}
+	snprintf(replay->gpu_only_target, sizeof(replay->gpu_only_target),
+		 "the GPU activity of process %u (OPTRACE_GPU_FILE)", reader.header.pid);
 	replay->gpu_only_header.monotonic_ns = reader.header.created_ns;
 	replay->gpu_only_header.optrace_version = "";
 	replay->gpu_only_header.hostname = "";
-	replay->gpu_only_header.target = "";
+	replay->gpu_only_header.target = replay->gpu_only_target;
 	replay->gpu_only_status.end = CAPTURE_END_CLEAN;
 	gpu_file_reader_close(&reader);
 	replay->header = &replay->gpu_only_header;
-	return replay_add_gpu_file(replay, path);
+	err = replay_add_gpu_file(replay, path);
+	replay->gpu_only_status.records = replay->gpu.activity_count + replay->gpu.launch_count;
+	return err;
 }
 
 int replay_open(struct replay *replay, const char *path)

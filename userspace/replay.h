@@ -18,6 +18,7 @@ struct replay {
 	struct gpu_index gpu;
 	struct capture_header gpu_only_header;
 	struct capture_status gpu_only_status;
+	char gpu_only_target[64];
 };
 
 /*

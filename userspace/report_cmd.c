@@ -110,8 +110,9 @@ static void print_summary(FILE *out, const struct capture_header *header,
 	const struct capture_trailer *trailer = &status->trailer;
 	double seconds = (profile->stats.last_ns - profile->stats.first_ns) / 1e9;
 
-	fprintf(out, "capture %s: %s on %s, %llu records over %.3f s\n", env.path,
-		header->target[0] ? header->target : "(no target)", header->hostname,
+	fprintf(out, "capture %s: %s%s%s, %llu records over %.3f s\n", env.path,
+		header->target[0] ? header->target : "(no target)",
+		header->hostname[0] ? " on " : "", header->hostname,
 		(unsigned long long)status->records, seconds > 0 ? seconds : 0.0);
 	for (size_t i = 0; status->has_trailer && i < trailer->counter_count; i++) {
 		if (trailer->counters[i].value && !strncmp(trailer->counters[i].name, "lost.", 5))

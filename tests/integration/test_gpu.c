@@ -164,6 +164,53 @@ START_TEST(test_no_gpu)
 }
 END_TEST
 
+/*
+ * Where eBPF is not allowed the collector writes a file: alone it reads as
+ * GPU activity outside any operation; merged into a capture of the same
+ * process's operations it attributes as the probes would have.
+ */
+START_TEST(test_gpu_file)
+{
+	char *capture = test_path("ops.capture"), *truth = test_path("truth.txt");
+	char *gpu_file = test_path("gpu.bin"), *json_path = test_path("report.json");
+	char *file_env = NULL;
+	char *record[] = { OPTRACE,    "record", "-q",
+			   "--no-gpu", "-o",	 capture,
+			   "--",       "env",	 NULL /* OPTRACE_GPU_FILE=... */,
+			   GPU_REPLAY, truth,	 NULL };
+	char *report_merged[] = { OPTRACE, "report", "--json", "--gpu", gpu_file, capture, NULL };
+	char *report_alone[] = { OPTRACE, "report", "--json", gpu_file, NULL };
+	struct jv *report;
+	const struct jv *gpu;
+
+	NEED_BPF();
+	ck_assert_int_ge(asprintf(&file_env, "OPTRACE_GPU_FILE=%s", gpu_file), 0);
+	record[8] = file_env;
+	ck_assert_int_eq(run_command(record, NULL, NULL, 60), 0);
+	ck_assert_int_eq(run_command(report_merged, json_path, NULL, 60), 0);
+	report = read_json(json_path);
+	gpu = jv_get(report, "gpu");
+	ck_assert_msg(gpu && gpu->type == JV_OBJECT, "no GPU activity merged from the file");
+	check_truth(truth, gpu);
+	jv_free(report);
+
+	ck_assert_int_eq(run_command(report_alone, json_path, NULL, 60), 0);
+	report = read_json(json_path);
+	gpu = jv_get(report, "gpu");
+	ck_assert_msg(gpu && gpu->type == JV_OBJECT, "the GPU file alone did not read");
+	ck_assert_int_eq((long)jv_number(gpu, "kernels"), 17);
+	ck_assert_int_eq((long)jv_number(gpu, "in_ops"), 0);
+	ck_assert_int_eq((long)jv_number(gpu, "outside"), 17);
+	ck_assert_int_eq((long)jv_number(gpu, "unlaunched"), 1);
+	jv_free(report);
+	free(file_env);
+	free(capture);
+	free(truth);
+	free(gpu_file);
+	free(json_path);
+}
+END_TEST
+
 /* Untraced, the pretend runtime runs as well: every probe call returns at once. */
 START_TEST(test_untraced_runs)
 {
@@ -185,6 +232,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_attribution, 0, 2);
 	tcase_add_test(tc, test_exports);
 	tcase_add_test(tc, test_no_gpu);
+	tcase_add_test(tc, test_gpu_file);
 	tcase_add_test(tc, test_untraced_runs);
 	suite_add_tcase(suite, tc);
 
