@@ -12,34 +12,58 @@
 
 #define LIBOPTRACE OPTRACE_BUILD_DIR "/lib/liboptrace.so.1"
 
-static const struct {
+struct abi_probe {
 	const char *name;
 	int argc;
-} abi_probes[] = {
-	{ "rt_init", 3 },     { "op_begin", 5 },    { "op_end", 2 },	 { "op_mode", 3 },
-	{ "op_fallback", 3 }, { "task_launch", 5 }, { "task_begin", 4 }, { "task_end", 3 },
-	{ "wait_begin", 2 },  { "wait_end", 2 },
 };
+
+static const struct abi_probe op_probes[] = {
+	{ "rt_init", 3 },
+	{ "op_begin", 5 },
+	{ "op_end", 2 },
+	{ "op_mode", 3 },
+	{ "op_fallback", 3 },
+	{ "task_launch", 5 },
+	{ "task_begin", 4 },
+	{ "task_end", 3 },
+	{ "wait_begin", 2 },
+	{ "wait_end", 2 },
+	{},
+};
+
+/* GPU records (include/optrace/gpu.h), fired by liboptrace-cupti through liboptrace. */
+static const struct abi_probe gpu_probes[] = {
+	{ "kernel", 1 }, { "memcpy", 1 },      { "memset", 1 },	 { "api", 1 },
+	{ "sync", 1 },	 { "kernel_name", 2 }, { "dropped", 1 }, {},
+};
+
+static const struct {
+	const char *provider;
+	const struct abi_probe *probes;
+} providers[] = { { "optrace", op_probes }, { "optrace_gpu", gpu_probes } };
 
 START_TEST(test_every_probe_has_a_semaphore)
 {
+	const char *provider = providers[_i].provider;
+	const struct abi_probe *probes = providers[_i].probes;
 	struct usdt_notes notes;
-	int err = usdt_notes_read(LIBOPTRACE, "optrace", &notes);
+	int err = usdt_notes_read(LIBOPTRACE, provider, &notes);
+	size_t count = 0;
 
 	ck_assert_msg(err == 0, "reading %s: %s", LIBOPTRACE, strerror(-err));
-	ck_assert_uint_eq(notes.count, sizeof(abi_probes) / sizeof(abi_probes[0]));
-	for (size_t i = 0; i < sizeof(abi_probes) / sizeof(abi_probes[0]); i++) {
-		const struct usdt_note *note = usdt_notes_find(&notes, abi_probes[i].name);
+	for (; probes[count].name; count++) {
+		const struct usdt_note *note = usdt_notes_find(&notes, probes[count].name);
 		struct usdt_arg args[USDT_MAX_ARGS];
 
-		ck_assert_msg(note, "probe %s missing", abi_probes[i].name);
-		ck_assert_str_eq(note->provider, "optrace");
+		ck_assert_msg(note, "probe %s:%s missing", provider, probes[count].name);
+		ck_assert_str_eq(note->provider, provider);
 		ck_assert_msg(note->semaphore && note->semaphore_offset,
 			      "probe %s has no semaphore", note->name);
 		ck_assert_int_eq(usdt_args_parse(note->args, args, USDT_MAX_ARGS),
-				 abi_probes[i].argc);
+				 probes[count].argc);
 		ck_assert(note->pc_offset > 0);
 	}
+	ck_assert_uint_eq(notes.count, count);
 	/* Semaphores are distinct 2-byte counters. */
 	for (size_t i = 0; i < notes.count; i++)
 		for (size_t j = i + 1; j < notes.count; j++)
@@ -112,7 +136,7 @@ int main(void)
 	Suite *suite = suite_create("usdt_notes");
 	TCase *tc = tcase_create("elf");
 
-	tcase_add_test(tc, test_every_probe_has_a_semaphore);
+	tcase_add_loop_test(tc, test_every_probe_has_a_semaphore, 0, 2);
 	tcase_add_test(tc, test_provider_filter_and_foreign_probes);
 	tcase_add_test(tc, test_bad_files);
 	tcase_add_test(tc, test_argument_specifications);
