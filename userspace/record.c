@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ static struct {
 	long ringbuf_mb;
 	bool quiet;
 	bool no_gpu;
+	bool cuda;
 } env = {
 	.output = "optrace.capture",
 	.ringbuf_mb = 16,
@@ -59,13 +61,14 @@ static const char doc[] =
 	"EXAMPLES:\n"
 	"    optrace record -o run.capture -- ./app     # a command and its children\n"
 	"    optrace record -p 1234 -d 10               # 10 s of a live process\n"
-	"    optrace record -o gpu.capture -- env CUDA_INJECTION64_PATH=liboptrace-cupti.so ./app\n"
+	"    optrace record --cuda -o gpu.capture -- ./app  # with its GPU kernels\n"
 	"    optrace report run.capture                 # then: the profile as text\n"
 	"    optrace export --legion -o prof run.capture  # and for Legion Prof\n";
 
 enum {
 	OPT_RINGBUF = 0x100,
 	OPT_NO_GPU,
+	OPT_CUDA,
 };
 
 static const struct argp_option options[] = {
@@ -73,6 +76,10 @@ static const struct argp_option options[] = {
 	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
 	{ "ringbuf", OPT_RINGBUF, "MiB", 0,
 	  "Ring buffer size, a power of two (default 16): raise it if events are lost", 0 },
+	{ "cuda", OPT_CUDA, NULL, 0,
+	  "With -- COMMAND: load liboptrace-cupti into it (CUDA_INJECTION64_PATH), for its GPU "
+	  "activity",
+	  0 },
 	{ "no-gpu", OPT_NO_GPU, NULL, 0,
 	  "Leave the optrace_gpu probes alone: liboptrace-cupti stays dormant", 0 },
 	{ "quiet", 'q', NULL, 0, "No live status line", 0 },
@@ -99,6 +106,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_NO_GPU:
 		env.no_gpu = true;
+		return 0;
+	case OPT_CUDA:
+		env.cuda = true;
 		return 0;
 	case 'q':
 		env.quiet = true;
@@ -185,6 +195,39 @@ static void skip_gpu_programs(struct bpf_object *obj)
 	}
 }
 
+/*
+ * --cuda: the command inherits CUDA_INJECTION64_PATH naming the GPU collector
+ * installed beside liboptrace (whose probes it fires). One already set wins.
+ */
+static int inject_collector(void)
+{
+	char path[PATH_MAX];
+	const char *slash;
+
+	if (!tracer_options.command) {
+		fprintf(stderr,
+			"optrace: --cuda loads the collector into a command: give -- COMMAND "
+			"(a running process loads it only at its start)\n");
+		return -EINVAL;
+	}
+	if (getenv("CUDA_INJECTION64_PATH"))
+		return 0;
+	slash = strrchr(tracer_options.library, '/');
+	snprintf(path, sizeof(path), "%.*s/liboptrace-cupti.so",
+		 slash ? (int)(slash - tracer_options.library) : 1,
+		 slash ? tracer_options.library : ".");
+	if (access(path, R_OK)) {
+		fprintf(stderr,
+			"optrace: no %s: it is built only where CUPTI's headers are found "
+			"(CUDA_HOME); or set CUDA_INJECTION64_PATH yourself\n",
+			path);
+		return -ENOENT;
+	}
+	if (verbose)
+		fprintf(stderr, "optrace: CUDA_INJECTION64_PATH=%s\n", path);
+	return setenv("CUDA_INJECTION64_PATH", path, 1) ? -errno : 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct argp_child children[] = { { &tracer_argp, 0, "Targets:", 1 }, {} };
@@ -220,6 +263,8 @@ int cmd_record(int argc, char **argv)
 		skip_gpu_programs(skel->obj);
 	err = bpf_map__set_max_entries(skel->maps.events, (__u32)(env.ringbuf_mb << 20));
 	err = err ?: tracer_prepare(&tracer, skel->obj);
+	if (!err && env.cuda)
+		err = inject_collector();
 	if (err)
 		goto cleanup;
 	err = tracer_loaded(record_bpf__load(skel));
