@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "json_read.h"
 #include "testlib.h"
@@ -211,6 +212,43 @@ START_TEST(test_gpu_file)
 }
 END_TEST
 
+/* --cuda hands the command the collector beside liboptrace, or says why not. */
+START_TEST(test_cuda_option)
+{
+	char *capture = test_path("x.capture"), *out = test_path("env.txt");
+	char *err_path = test_path("err.txt"), *script = NULL, *text;
+	char *record[] = { OPTRACE, "record", "-q", "--cuda",	       "-o", capture,
+			   "--",    "sh",     "-c", NULL /* script */, NULL };
+	char *with_pid[] = { OPTRACE, "record", "-q", "--cuda", "-o", capture, "-p", "1", NULL };
+	bool built = !access(OPTRACE_BUILD_DIR "/lib/liboptrace-cupti.so", R_OK);
+	int status;
+
+	NEED_BPF();
+	ck_assert_int_ge(asprintf(&script, "printenv CUDA_INJECTION64_PATH > %s", out), 0);
+	record[9] = script;
+	unsetenv("CUDA_INJECTION64_PATH");
+	status = run_command(record, NULL, err_path, 60);
+	if (built) {
+		ck_assert_int_eq(status, 0);
+		text = read_file(out);
+		ck_assert_msg(strstr(text, "/lib/liboptrace-cupti.so"), "%s", text);
+	} else {
+		ck_assert_int_eq(WEXITSTATUS(status), 1);
+		text = read_file(err_path);
+		ck_assert_msg(strstr(text, "CUPTI"), "%s", text);
+	}
+	free(text);
+	ck_assert_int_eq(WEXITSTATUS(run_command(with_pid, NULL, err_path, 60)), 1);
+	text = read_file(err_path);
+	ck_assert_msg(strstr(text, "-- COMMAND"), "%s", text);
+	free(text);
+	free(script);
+	free(capture);
+	free(out);
+	free(err_path);
+}
+END_TEST
+
 /* Untraced, the pretend runtime runs as well: every probe call returns at once. */
 START_TEST(test_untraced_runs)
 {
@@ -233,6 +271,7 @@ int main(void)
 	tcase_add_test(tc, test_exports);
 	tcase_add_test(tc, test_no_gpu);
 	tcase_add_test(tc, test_gpu_file);
+	tcase_add_test(tc, test_cuda_option);
 	tcase_add_test(tc, test_untraced_runs);
 	suite_add_tcase(suite, tc);
 
