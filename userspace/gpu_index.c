@@ -60,6 +60,17 @@ static struct gpu_activity *new_activity(struct gpu_index *index, uint32_t tgid)
 	return activity;
 }
 
+/*
+ * CUPTI gives 0 or INT64_MIN for times it lacks (Legion issue #1800); a
+ * record from the traced process may hold anything. Negative as int64 is
+ * never a monotonic time, and would wrap sums of durations.
+ */
+static bool times_valid(const struct optrace_gpu_head *head, uint64_t start_ns, uint64_t end_ns)
+{
+	return !(head->flags & OPTRACE_GPU_F_TIME_INVALID) && start_ns && end_ns >= start_ns &&
+	       (int64_t)start_ns > 0 && (int64_t)end_ns > 0;
+}
+
 static void set_times(struct gpu_index *index, struct gpu_activity *activity,
 		      const struct optrace_gpu_head *head, uint64_t start_ns, uint64_t end_ns)
 {
@@ -67,8 +78,7 @@ static void set_times(struct gpu_index *index, struct gpu_activity *activity,
 	activity->start_ns = start_ns;
 	activity->end_ns = end_ns;
 	/* The collector zeroes them already; a record from elsewhere may not. */
-	if ((head->flags & OPTRACE_GPU_F_TIME_INVALID) || !start_ns || end_ns < start_ns ||
-	    (int64_t)start_ns < 0) {
+	if (!times_valid(head, start_ns, end_ns)) {
 		activity->time_invalid = true;
 		activity->start_ns = activity->end_ns = 0;
 		index->stats.invalid_times++;
@@ -148,8 +158,11 @@ static int add_api(struct gpu_index *index, uint32_t tgid, const struct optrace_
 	launch->correlation_id = a->correlation_id;
 	launch->cbid = a->cbid;
 	launch->api_kind = a->api_kind;
-	launch->start_ns = (a->head.flags & OPTRACE_GPU_F_TIME_INVALID) ? 0 : a->start_ns;
-	launch->end_ns = (a->head.flags & OPTRACE_GPU_F_TIME_INVALID) ? 0 : a->end_ns;
+	/* A launch without a usable time belongs to no frame: start 0 says so. */
+	if (times_valid(&a->head, a->start_ns, a->end_ns)) {
+		launch->start_ns = a->start_ns;
+		launch->end_ns = a->end_ns;
+	}
 	index->stats.launches++;
 	return 0;
 }
@@ -371,7 +384,51 @@ static int by_thread_then_time(const void *a, const void *b)
 		return x->tid < y->tid ? -1 : 1;
 	if (x->start_ns != y->start_ns)
 		return x->start_ns < y->start_ns ? -1 : 1;
-	return (int)x->api_kind - (int)y->api_kind;
+	if (x->api_kind != y->api_kind)
+		return (int)x->api_kind - (int)y->api_kind;
+	if (x->correlation_id != y->correlation_id)
+		return x->correlation_id < y->correlation_id ? -1 : 1;
+	return 0;
+}
+
+static int by_identity(const void *a, const void *b)
+{
+	const struct gpu_activity *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->correlation_id != y->correlation_id)
+		return x->correlation_id < y->correlation_id ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->device_id != y->device_id)
+		return x->device_id < y->device_id ? -1 : 1;
+	return x->stream_id < y->stream_id ? -1 : x->stream_id > y->stream_id;
+}
+
+/*
+ * The same record twice (a capture's and an OPTRACE_GPU_FILE's, when both
+ * were written) counts once: sorted, then equal neighbours dropped.
+ */
+static size_t drop_duplicates(void *array, size_t count, size_t size,
+			      int (*compare)(const void *, const void *))
+{
+	char *base = array;
+	size_t kept = 0;
+
+	if (!count)
+		return 0;
+	qsort(base, count, size, compare);
+	for (size_t i = 1; i < count; i++) {
+		if (!compare(base + kept * size, base + i * size))
+			continue;
+		kept++;
+		if (kept != i)
+			memcpy(base + kept * size, base + i * size, size);
+	}
+	return kept + 1;
 }
 
 static int by_launch_then_time(const void *a, const void *b)
@@ -430,14 +487,43 @@ static int map_threads(struct gpu_index *index)
 	return 0;
 }
 
+/* The totals of what is left once duplicates are gone. */
+static void recount(struct gpu_index *index)
+{
+	struct gpu_index_stats *stats = &index->stats;
+
+	stats->kernels = stats->copies = stats->memsets = stats->invalid_times = 0;
+	stats->launches = index->launch_count;
+	for (size_t i = 0; i < index->activity_count; i++) {
+		const struct gpu_activity *activity = &index->activities[i];
+
+		stats->kernels += activity->kind == OPTRACE_GPU_REC_KERNEL;
+		stats->copies += activity->kind == OPTRACE_GPU_REC_MEMCPY;
+		stats->memsets += activity->kind == OPTRACE_GPU_REC_MEMSET;
+		stats->invalid_times += activity->time_invalid;
+	}
+}
+
 int gpu_index_seal(struct gpu_index *index)
 {
 	struct idmap by_correlation = { 0 };
 	int err;
 
+	size_t count;
+
 	if (index->sealed)
 		return 0;
-	qsort(index->launches, index->launch_count, sizeof(*index->launches), by_thread_then_time);
+	count = drop_duplicates(index->activities, index->activity_count,
+				sizeof(*index->activities), by_identity);
+	index->stats.duplicate_records += index->activity_count - count;
+	index->activity_count = count;
+	/* Launches sorted by thread and time, as the profile meets them. */
+	count = drop_duplicates(index->launches, index->launch_count, sizeof(*index->launches),
+				by_thread_then_time);
+	index->stats.duplicate_records += index->launch_count - count;
+	index->launch_count = count;
+	if (index->stats.duplicate_records)
+		recount(index);
 	err = map_correlations(index, &by_correlation);
 	for (size_t i = 0; !err && i < index->activity_count; i++) {
 		struct gpu_activity *activity = &index->activities[i];
@@ -455,8 +541,9 @@ int gpu_index_seal(struct gpu_index *index)
 	idmap_free(&by_correlation);
 	if (err)
 		return err;
-	qsort(index->activities, index->activity_count, sizeof(*index->activities),
-	      by_launch_then_time);
+	if (index->activity_count)
+		qsort(index->activities, index->activity_count, sizeof(*index->activities),
+		      by_launch_then_time);
 	for (size_t i = 0; i < index->activity_count; i++) {
 		struct gpu_launch *launch;
 

@@ -10,6 +10,7 @@
 
 #define OUTSIDE_OPS "(launched outside any operation)"
 #define NO_LAUNCH "(launch not recorded)"
+#define UNRECORDED_OP "(task of an operation not recorded)"
 
 void gpu_report_init(struct gpu_report *report)
 {
@@ -151,7 +152,8 @@ static int by_gpu_time(const void *a, const void *b)
 
 static void sort_rows(struct gpu_report_table *table)
 {
-	qsort(table->rows, table->count, sizeof(*table->rows), by_gpu_time);
+	if (table->count)
+		qsort(table->rows, table->count, sizeof(*table->rows), by_gpu_time);
 	free(table->slots); /* no more adds: positions changed */
 	table->slots = NULL;
 	table->slot_count = 0;
@@ -201,21 +203,27 @@ void gpu_report_print(FILE *out, struct gpu_report *report, const struct profile
 			"KERNELS", "COPIES", "MEMSETS", "GPU(ms)", "MAX(us)", "BYTES");
 	for (size_t i = 0; i < report->ops.count; i++) {
 		const struct gpu_report_row *row = &report->ops.rows[i];
+		char name[256];
 
-		fprintf(out, "%-40s %-9s %8llu %7llu %7llu %12.3f %12.1f %12llu\n", row->name,
-			variant_name(row->variant), (unsigned long long)row->kernels,
-			(unsigned long long)row->copies, (unsigned long long)row->memsets,
-			row->gpu_ns / 1e6, row->max_ns / 1e3, (unsigned long long)row->bytes);
+		/* Names come from the traced process: one line a row, no escapes. */
+		fprintf(out, "%-40s %-9s %8llu %7llu %7llu %12.3f %12.1f %12llu\n",
+			printable_text(row->name, name, sizeof(name)), variant_name(row->variant),
+			(unsigned long long)row->kernels, (unsigned long long)row->copies,
+			(unsigned long long)row->memsets, row->gpu_ns / 1e6, row->max_ns / 1e3,
+			(unsigned long long)row->bytes);
 	}
 	if (report->kernels.count)
 		fprintf(out, "\n%-40s %8s %12s %12s  %s\n", "KERNEL", "CALLS", "GPU(ms)",
 			"MEAN(us)", "OPERATION");
 	for (size_t i = 0; i < report->kernels.count; i++) {
 		const struct gpu_report_row *row = &report->kernels.rows[i];
+		char name[256], op[256];
 
-		fprintf(out, "%-40s %8llu %12.3f %12.1f  %s\n", row->name,
+		fprintf(out, "%-40s %8llu %12.3f %12.1f  %s\n",
+			printable_text(row->name, name, sizeof(name)),
 			(unsigned long long)row->kernels, row->gpu_ns / 1e6,
-			row->kernels ? row->gpu_ns / 1e3 / row->kernels : 0.0, row->op);
+			row->kernels ? row->gpu_ns / 1e3 / row->kernels : 0.0,
+			printable_text(row->op, op, sizeof(op)));
 	}
 }
 

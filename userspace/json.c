@@ -87,3 +87,24 @@ void json_string(FILE *out, const char *text)
 {
 	json_escape(text, emit_to_file, out);
 }
+
+const char *printable_text(const char *text, char *buffer, size_t size)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t used = 0;
+
+	while (*s && used + 5 < size) {
+		int length = utf8_sequence_length(s);
+
+		if (length == 0 || *s < 0x20 || *s == 0x7f) {
+			buffer[used++] = '?';
+			s++;
+			continue;
+		}
+		memcpy(buffer + used, s, (size_t)length);
+		used += (size_t)length;
+		s += length;
+	}
+	buffer[used] = '\0';
+	return buffer;
+}

@@ -20,4 +20,11 @@ void json_escape(const char *text, json_emit_fn emit, void *ctx);
 /* Length of the valid UTF-8 sequence at s (1 to 4), or 0 if it is not one. */
 int utf8_sequence_length(const unsigned char *s);
 
+/*
+ * text for a terminal: control characters and bytes that are not valid
+ * UTF-8 become '?', so that a traced process's strings cannot forge lines or
+ * send escape sequences. Cut to fit size; returns buffer.
+ */
+const char *printable_text(const char *text, char *buffer, size_t size);
+
 #endif /* OPTRACE_JSON_H */

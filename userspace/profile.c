@@ -89,8 +89,12 @@ static void open_frame(struct profile *profile, struct profile_thread *thread,
 	*op = top;
 	if (!thread || !thread->run.task || (top && top->begin_ns > thread->run.begin_ns))
 		return;
-	*run = &thread->run;
+	/* Taken again from the task, as finish_run does: a point past the task's
+	 * count finds it gone, and its op may be freed. */
 	task = idmap_get(&profile->tasks, thread->run.tgid, thread->run.task);
+	thread->run.op = task ? task->op : NULL;
+	thread->run.root = task ? task->root : NULL;
+	*run = &thread->run;
 	*op = task ? task->op : NULL;
 }
 
@@ -330,6 +334,15 @@ static void op_fallback(struct profile *profile, const struct record_event *even
 		profile->consumer.fallback(profile->consumer.ctx, profile, op);
 }
 
+static bool is_ancestor(const struct profile_op *ancestor, const struct profile_op *op)
+{
+	for (; op; op = op->parent) {
+		if (op == ancestor)
+			return true;
+	}
+	return false;
+}
+
 static int task_launch(struct profile *profile, const struct record_event *event)
 {
 	struct profile_task *task = calloc(1, sizeof(*task));
@@ -338,8 +351,13 @@ static int task_launch(struct profile *profile, const struct record_event *event
 		return -ENOMEM;
 	task->id = event->args[0];
 	task->op = idmap_get(&profile->ops, event->tgid, event->args[1]);
-	/* The root is the op's ancestor: alive as long as the op is. */
+	/*
+	 * The root must be the op's ancestor, alive as long as the op is; an id
+	 * the runtime got wrong (another thread's op) would dangle.
+	 */
 	task->root = task->op ? idmap_get(&profile->ops, event->tgid, event->args[2]) : NULL;
+	if (task->root && !is_ancestor(task->root, task->op))
+		task->root = (struct profile_op *)outermost(task->op);
 	task->name = event->args[3];
 	task->points = (uint32_t)event->args[4];
 	task->launch_ns = event->timestamp;

@@ -217,31 +217,6 @@ static int compare_summaries(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
-/*
- * Names from the process are untrusted: control characters and bytes that
- * are not UTF-8 become '?', so a table keeps one line a row.
- */
-static const char *printable(const char *text, char *buffer, size_t size)
-{
-	const unsigned char *s = (const unsigned char *)text;
-	size_t used = 0;
-
-	while (*s && used + 5 < size) {
-		int length = utf8_sequence_length(s);
-
-		if (length == 0 || *s < 0x20 || *s == 0x7f) {
-			buffer[used++] = '?';
-			s++;
-			continue;
-		}
-		memcpy(buffer + used, s, (size_t)length);
-		used += (size_t)length;
-		s += length;
-	}
-	buffer[used] = '\0';
-	return buffer;
-}
-
 static void format_modes(const struct op_summary *s, char *buffer, size_t size)
 {
 	size_t used = 0;
@@ -266,7 +241,7 @@ static void print_op_line(FILE *out, const struct stat_snapshot *snapshot, __u32
 
 	stat_string(snapshot, tgid, s->name, name, sizeof(name));
 	snprintf(column, sizeof(column), "%*s%s", indent * 2, "",
-		 printable(name, safe, sizeof(safe)));
+		 printable_text(name, safe, sizeof(safe)));
 	format_modes(s, modes, sizeof(modes));
 	if (s->callsite) {
 		char site[STAT_NAME_LEN + 8], safe_site[STAT_NAME_LEN + 8];
@@ -274,7 +249,7 @@ static void print_op_line(FILE *out, const struct stat_snapshot *snapshot, __u32
 
 		stat_string(snapshot, tgid, s->callsite, site, sizeof(site));
 		snprintf(modes + used, sizeof(modes) - used, "  @ %s",
-			 printable(site, safe_site, sizeof(safe_site)));
+			 printable_text(site, safe_site, sizeof(safe_site)));
 	}
 	fprintf(out, "%-32s %8llu %8llu %8llu %8llu %8llu %6llu %11.3f %11.3f %10.1f %10.1f  %s\n",
 		column, (unsigned long long)s->latency.count,
@@ -351,13 +326,14 @@ static void print_fallbacks_text(FILE *out, const struct stat_snapshot *snapshot
 			header = true;
 		}
 		fprintf(out, "%-32s %-22s %8llu  %s\n",
-			printable(stat_string(snapshot, tgid, row->key.name, name, sizeof(name)),
-				  safe[0], sizeof(safe[0])),
+			printable_text(
+				stat_string(snapshot, tgid, row->key.name, name, sizeof(name)),
+				safe[0], sizeof(safe[0])),
 			optrace_fallback_reason_name((int)row->key.reason),
 			(unsigned long long)row->count,
-			printable(stat_string(snapshot, tgid, row->key.detail, detail,
-					      sizeof(detail)),
-				  safe[1], sizeof(safe[1])));
+			printable_text(stat_string(snapshot, tgid, row->key.detail, detail,
+						   sizeof(detail)),
+				       safe[1], sizeof(safe[1])));
 	}
 }
 
@@ -377,10 +353,11 @@ static void print_tasks_text(FILE *out, const struct stat_snapshot *snapshot, __
 			header = true;
 		}
 		fprintf(out, "%-24s %-8s %-24s %8llu %11.3f %10.1f %10.1f\n",
-			printable(stat_string(snapshot, tgid, row->key.name, name, sizeof(name)),
-				  safe[0], sizeof(safe[0])),
+			printable_text(
+				stat_string(snapshot, tgid, row->key.name, name, sizeof(name)),
+				safe[0], sizeof(safe[0])),
 			optrace_variant_name((int)row->key.variant),
-			printable(
+			printable_text(
 				stat_string(snapshot, tgid, row->key.root_name, root, sizeof(root)),
 				safe[1], sizeof(safe[1])),
 			(unsigned long long)row->latency.count, row->latency.total_ns / 1e6,
@@ -407,9 +384,9 @@ static void print_waits_text(FILE *out, const struct stat_snapshot *snapshot, __
 		fprintf(out, "%-12s %-24s %8llu %11.3f %10.1f\n",
 			optrace_wait_kind_name((int)row->key.kind),
 			row->key.root_name
-				? printable(stat_string(snapshot, tgid, row->key.root_name, root,
-							sizeof(root)),
-					    safe, sizeof(safe))
+				? printable_text(stat_string(snapshot, tgid, row->key.root_name,
+							     root, sizeof(root)),
+						 safe, sizeof(safe))
 				: "(outside operations)",
 			(unsigned long long)row->latency.count, row->latency.total_ns / 1e6,
 			latency_percentile(&row->latency, 0.99) / 1e3);
@@ -598,7 +575,7 @@ static const char *process_name(const struct stat_snapshot *snapshot, __u32 tgid
 		return "";
 	memcpy(comm, process->info.comm, 16);
 	comm[16] = '\0';
-	used = snprintf(buffer, sizeof(buffer), " (%s)", printable(comm, safe, sizeof(safe)));
+	used = snprintf(buffer, sizeof(buffer), " (%s)", printable_text(comm, safe, sizeof(safe)));
 	if (process->rank_count > 0)
 		snprintf(buffer + used, sizeof(buffer) - (size_t)used, " rank %d of %d",
 			 process->rank, process->rank_count);

@@ -15,6 +15,7 @@
 #include "feed.h"
 #include "testlib.h"
 #include "../../probes/cupti/gpufile.h"
+#include "../../userspace/gpu_report.h"
 #include "../../userspace/profile.h"
 
 #define PID 100
@@ -30,10 +31,11 @@ static struct gpu_index gpu;
 /* What the consumer was handed. */
 static struct attributed {
 	uint32_t correlation;
-	uint64_t op;   /* op id, 0: none */
-	uint64_t root; /* root op id */
-	int variant;   /* -1: no run */
-	bool launched; /* its launch was captured */
+	uint64_t op;	 /* op id, 0: none */
+	uint64_t root;	 /* root op id */
+	int variant;	 /* -1: no run */
+	uint64_t run_op; /* the run's op id as handed over, 0: none */
+	bool launched;	 /* its launch was captured */
 	uint64_t device_ns;
 } seen[64];
 static int seen_count;
@@ -51,6 +53,7 @@ static void on_gpu(void *ctx, const struct profile *p, const struct profile_gpu 
 	seen[seen_count].op = g->op ? g->op->id : 0;
 	seen[seen_count].root = g->root ? g->root->id : 0;
 	seen[seen_count].variant = g->run ? g->run->variant : -1;
+	seen[seen_count].run_op = g->run && g->run->op ? g->run->op->id : 0;
 	seen[seen_count].launched = g->launch != NULL;
 	seen[seen_count].device_ns = g->activity->end_ns - g->activity->start_ns;
 	seen_count++;
@@ -313,6 +316,116 @@ START_TEST(test_gpu_file)
 }
 END_TEST
 
+/*
+ * A task point past the task's count still runs after its op ended: its
+ * launches go to no op, and the run handed over names none (not a freed one).
+ */
+START_TEST(test_point_past_its_task)
+{
+	add_api(OTHER, 1, 550, 0);
+	add_kernel(1, 700, 0);
+	ck_assert_int_eq(gpu_index_seal(&gpu), 0);
+	profile_set_gpu(&profile, &gpu);
+	feed(100, MAIN, RECORD_OP_BEGIN, 1, 0, 0, ADD, 0);
+	feed(150, MAIN, RECORD_TASK_LAUNCH, 7, 1, 1, TASK, 1);
+	feed(200, WORKER, RECORD_TASK_BEGIN, 7, 0, OPTRACE_VARIANT_GPU, 0, 0);
+	feed(210, OTHER, RECORD_TASK_BEGIN, 7, 1, OPTRACE_VARIANT_GPU, 1, 0);
+	feed(300, WORKER, RECORD_TASK_END, 7, 0, 0, 0, 0);
+	feed(400, MAIN, RECORD_OP_END, 1, 0, 0, 0, 0);
+	feed(600, OTHER, RECORD_TASK_END, 7, 1, 0, 0, 0);
+	profile_finish(&profile);
+	ck_assert_int_eq(seen_count, 1);
+	ck_assert_uint_eq(seen[0].op, 0);
+	ck_assert_uint_eq(seen[0].run_op, 0);
+	ck_assert_int_eq(seen[0].variant, OPTRACE_VARIANT_GPU);
+}
+END_TEST
+
+/* A root id that is not the op's ancestor is not trusted: the outermost op is. */
+START_TEST(test_root_not_an_ancestor)
+{
+	add_api(WORKER, 1, 450, 0);
+	add_kernel(1, 700, 0);
+	ck_assert_int_eq(gpu_index_seal(&gpu), 0);
+	profile_set_gpu(&profile, &gpu);
+	feed(100, MAIN, RECORD_OP_BEGIN, 1, 0, 0, ADD, 0);
+	feed(110, OTHER, RECORD_OP_BEGIN, 2, 0, 0, HELPER, 0);
+	feed(150, OTHER, RECORD_TASK_LAUNCH, 9, 2, 1, TASK, 1); /* root: op 1, elsewhere */
+	feed(200, MAIN, RECORD_OP_END, 1, 0, 0, 0, 0);
+	feed(400, WORKER, RECORD_TASK_BEGIN, 9, 0, OPTRACE_VARIANT_GPU, 0, 0);
+	feed(500, WORKER, RECORD_TASK_END, 9, 0, 0, 0, 0);
+	feed(600, OTHER, RECORD_OP_END, 2, 0, 0, 0, 0);
+	profile_finish(&profile);
+	ck_assert_int_eq(seen_count, 1);
+	ck_assert_uint_eq(seen[0].op, 2);
+	ck_assert_uint_eq(seen[0].root, 2);
+}
+END_TEST
+
+/* Times no clock gives, and the same records twice (a capture's and a file's). */
+START_TEST(test_bad_times_and_duplicates)
+{
+	struct optrace_gpu_kernel wild = {
+		.head = { OPTRACE_GPU_REC_KERNEL, 1, sizeof(wild), 0 },
+		.start_ns = 2000,
+		.end_ns = 0xffffffffffffff00ull,
+		.correlation_id = 3,
+	};
+
+	ck_assert_int_eq(gpu_index_add(&gpu, PID, &wild, sizeof(wild)), 0);
+	add_api(MAIN, 3, 0x8000000000000000ull, 0); /* INT64_MIN, unflagged */
+	for (int copy = 0; copy < 2; copy++) {
+		add_api(WORKER, 2, 400, 0);
+		add_kernel(2, 2000, 0);
+	}
+	feed_ops();
+	ck_assert_uint_eq(gpu.stats.duplicate_records, 2);
+	ck_assert_uint_eq(gpu.stats.kernels, 2);
+	ck_assert_uint_eq(gpu.stats.invalid_times, 1);
+	ck_assert_int_eq(seen_count, 2);
+	ck_assert_uint_eq(find(3)->device_ns, 0);
+	ck_assert_uint_eq(find(3)->op, 0); /* its launch has no time: no frame */
+	ck_assert_uint_eq(find(2)->op, 2);
+	ck_assert_uint_eq(done[1].tree_gpu_ns, 100);
+}
+END_TEST
+
+static void on_gpu_report(void *ctx, const struct profile *p, const struct profile_gpu *g)
+{
+	gpu_report_add(ctx, p, g);
+}
+
+/* Names from the traced process cannot forge rows or send escapes. */
+START_TEST(test_report_names_printable)
+{
+	struct profile_consumer consumer = { .gpu = on_gpu_report };
+	struct gpu_report report;
+	char *text = NULL, *line;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+	int rows = 0;
+
+	gpu_report_init(&report);
+	consumer.ctx = &report;
+	profile.consumer = consumer;
+	ck_assert_int_eq(gpu_index_add_name(&gpu, PID, 1, "evil\nFAKE ROW 9\x1b[31m\xff"), 0);
+	add_api(OTHER, 1, 50, 0);
+	add_kernel(1, 100, 0);
+	ck_assert_int_eq(gpu_index_seal(&gpu), 0);
+	profile_set_gpu(&profile, &gpu);
+	profile_finish(&profile);
+	gpu_report_print(out, &report, &profile);
+	fclose(out);
+	ck_assert_msg(!strchr(text, '\x1b') && !strstr(text, "\nFAKE"), "%s", text);
+	ck_assert_msg(strstr(text, "evil?FAKE ROW 9?[31m?"), "%s", text);
+	for (line = text; (line = strchr(line, '\n')); line++)
+		rows++;
+	ck_assert_int_eq(rows, 7); /* blank, summary, head, row, blank, head, row */
+	gpu_report_free(&report);
+	free(text);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("gpu_attribution");
@@ -324,6 +437,10 @@ int main(void)
 	tcase_add_test(tc, test_cupti_edge_cases);
 	tcase_add_test(tc, test_cut_frames);
 	tcase_add_test(tc, test_gpu_file);
+	tcase_add_test(tc, test_point_past_its_task);
+	tcase_add_test(tc, test_root_not_an_ancestor);
+	tcase_add_test(tc, test_bad_times_and_duplicates);
+	tcase_add_test(tc, test_report_names_printable);
 	suite_add_tcase(suite, tc);
 
 	return run_suite(suite);
