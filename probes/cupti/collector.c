@@ -142,6 +142,9 @@ static void arm(struct gpu_collector *c)
 			warn_cupti(c, "cuptiSetThreadIdType", result);
 		c->thread_ids_set = true;
 	}
+	pthread_mutex_lock(&c->decode_lock);
+	gpu_decoder_new_session(&c->decoder);
+	pthread_mutex_unlock(&c->decode_lock);
 	for (unsigned int i = 0; i < gpu_activity_kind_count; i++) {
 		result = api->activity_enable(gpu_activity_kinds[i]);
 		if (result == CUPTI_SUCCESS)

@@ -97,15 +97,21 @@ uint32_t gpu_names_intern(struct gpu_names *names, const char *name, bool *added
 	if (names->count == names->capacity) {
 		uint32_t capacity = names->capacity ? names->capacity * 2 : 64;
 		char **grown = realloc(names->names, capacity * sizeof(*grown));
+		uint32_t *sent;
 
 		if (!grown)
 			return 0;
 		names->names = grown;
+		sent = realloc(names->sent, capacity * sizeof(*sent));
+		if (!sent)
+			return 0;
+		names->sent = sent;
 		names->capacity = capacity;
 	}
 	copy = strdup(name);
 	if (!copy)
 		return 0;
+	names->sent[names->count] = 0;
 	names->names[names->count++] = copy;
 	names->slots[i] = names->count;
 	*added = true;
@@ -122,6 +128,12 @@ const char *gpu_names_get(const struct gpu_names *names, uint32_t id)
 void gpu_decoder_init(struct gpu_decoder *decoder)
 {
 	memset(decoder, 0, sizeof(*decoder));
+	decoder->session = 1;
+}
+
+void gpu_decoder_new_session(struct gpu_decoder *decoder)
+{
+	decoder->session++;
 }
 
 void gpu_decoder_free(struct gpu_decoder *decoder)
@@ -129,6 +141,7 @@ void gpu_decoder_free(struct gpu_decoder *decoder)
 	for (uint32_t i = 0; i < decoder->names.count; i++)
 		free(decoder->names.names[i]);
 	free(decoder->names.names);
+	free(decoder->names.sent);
 	free(decoder->names.slots);
 	memset(decoder, 0, sizeof(*decoder));
 }
@@ -161,8 +174,11 @@ static void decode_kernel(struct gpu_decoder *decoder, const CUpti_ActivityKerne
 	out->name_id = gpu_names_intern(&decoder->names, k->name, &added);
 	if (k->name && !out->name_id)
 		decoder->no_memory++;
-	if (added)
+	/* Once per name and tracer session, before the first kernel that uses it. */
+	if (out->name_id && decoder->names.sent[out->name_id - 1] != decoder->session) {
+		decoder->names.sent[out->name_id - 1] = decoder->session;
 		*new_name = gpu_names_get(&decoder->names, out->name_id);
+	}
 }
 
 static void decode_memcpy(struct gpu_decoder *decoder, const CUpti_ActivityMemcpy6 *m,

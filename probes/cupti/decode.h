@@ -37,6 +37,7 @@ struct gpu_sink {
 /* Kernel names, interned: id i (from 1) is names[i - 1]. */
 struct gpu_names {
 	char **names;
+	uint32_t *sent; /* per name: the decoder session it was last sent in */
 	uint32_t count;
 	uint32_t capacity;
 	uint32_t *slots; /* open addressing: id, 0 if empty */
@@ -45,6 +46,7 @@ struct gpu_names {
 
 struct gpu_decoder {
 	struct gpu_names names;
+	uint32_t session; /* a tracer's stay: each gets every name it sees, once */
 	uint64_t records;      /* decoded */
 	uint64_t unknown;      /* records of kinds not decoded */
 	uint64_t time_invalid; /* decoded with OPTRACE_GPU_F_TIME_INVALID */
@@ -56,6 +58,11 @@ typedef CUptiResult (*gpu_next_record_fn)(uint8_t *buffer, size_t valid_size,
 					  CUpti_Activity **record);
 
 void gpu_decoder_init(struct gpu_decoder *decoder);
+/*
+ * A new tracer came: names are sent again before their next use, since the
+ * one that saw them first is gone (and a name its ring buffer dropped too).
+ */
+void gpu_decoder_new_session(struct gpu_decoder *decoder);
 /* Frees the names: only once nothing holds a name pointer any more. */
 void gpu_decoder_free(struct gpu_decoder *decoder);
 

@@ -295,6 +295,30 @@ START_TEST(test_exit_flushes_records_to_the_probes)
 }
 END_TEST
 
+/* A second tracer gets the names again: the first one's are gone with it. */
+START_TEST(test_names_again_for_each_tracer)
+{
+	CUpti_ActivityKernel10 k;
+
+	memset(&k, 0, sizeof(k));
+	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k.start = 10;
+	k.end = 20;
+	k.name = "saxpy";
+	ck_assert_int_eq(gpu_collector_init(&collector, &fake, fake_armed, &probes, NULL), 0);
+	for (int session = 1; session <= 2; session++) {
+		semaphore = true;
+		ck_assert(gpu_collector_update(&collector));
+		stage(&k, sizeof(k));
+		stage(&k, sizeof(k));
+		semaphore = false;
+		ck_assert(!gpu_collector_update(&collector)); /* the forced flush delivers */
+		ck_assert_int_eq(probe_records, 2 * session);
+		ck_assert_int_eq(probe_names, session);
+	}
+}
+END_TEST
+
 START_TEST(test_exit_when_dormant_touches_nothing)
 {
 	ck_assert_int_eq(gpu_collector_init(&collector, &fake, fake_armed, &probes, NULL), 0);
@@ -438,6 +462,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_dormant_armed_disarmed);
 	tcase_add_test(tc, test_exit_flushes_records_to_the_probes);
+	tcase_add_test(tc, test_names_again_for_each_tracer);
 	tcase_add_test(tc, test_exit_when_dormant_touches_nothing);
 	tcase_add_test(tc, test_poller_arms_and_disarms);
 	tcase_add_test(tc, test_file_round_trip);
