@@ -86,7 +86,23 @@ static __always_inline void send_string(__u64 pid_tgid, __u64 address)
 	bpf_map_update_elem(&sent_strings, &key, &yes, BPF_ANY);
 }
 
-static __always_inline int send_event(__u16 type, __u64 a0, __u64 a1, __u64 a2, __u64 a3, __u64 a4)
+/*
+ * The current thread's id as its own pid namespace numbers it: what
+ * gettid() gives inside a container, and so what CUPTI puts in its records.
+ */
+static __always_inline __u32 ns_tid(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct pid *pid = BPF_CORE_READ(task, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+	int nr = 0;
+
+	bpf_core_read(&nr, sizeof(nr), &pid->numbers[level & 31].nr);
+	return (__u32)nr;
+}
+
+static __always_inline int send_event_as(__u16 type, __u32 thread_ns_tid, __u64 a0, __u64 a1,
+					 __u64 a2, __u64 a3, __u64 a4)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct record_event *event;
@@ -101,7 +117,7 @@ static __always_inline int send_event(__u16 type, __u64 a0, __u64 a1, __u64 a2, 
 	event->tid = (__u32)pid_tgid;
 	event->type = type;
 	event->cpu = (__u16)bpf_get_smp_processor_id();
-	event->reserved = 0;
+	event->ns_tid = thread_ns_tid;
 	event->args[0] = a0;
 	event->args[1] = a1;
 	event->args[2] = a2;
@@ -109,6 +125,11 @@ static __always_inline int send_event(__u16 type, __u64 a0, __u64 a1, __u64 a2, 
 	event->args[4] = a4;
 	bpf_ringbuf_submit(event, BPF_RB_NO_WAKEUP);
 	return 0;
+}
+
+static __always_inline int send_event(__u16 type, __u64 a0, __u64 a1, __u64 a2, __u64 a3, __u64 a4)
+{
+	return send_event_as(type, 0, a0, a1, a2, a3, a4);
 }
 
 #define TARGETS_ONLY()                                            \
@@ -132,7 +153,7 @@ int USDT_PROBE(op_begin, __u64 op, __u64 parent, __u32 depth, __u64 name, __u64 
 	TARGETS_ONLY();
 	send_string(pid_tgid, name);
 	send_string(pid_tgid, callsite);
-	return send_event(RECORD_OP_BEGIN, op, parent, depth, name, callsite);
+	return send_event_as(RECORD_OP_BEGIN, ns_tid(), op, parent, depth, name, callsite);
 }
 
 SEC("usdt")
@@ -169,7 +190,7 @@ SEC("usdt")
 int USDT_PROBE(task_begin, __u64 task, __u32 point, int variant, __u32 processor)
 {
 	TARGETS_ONLY();
-	return send_event(RECORD_TASK_BEGIN, task, point, variant, processor, 0);
+	return send_event_as(RECORD_TASK_BEGIN, ns_tid(), task, point, variant, processor, 0);
 }
 
 SEC("usdt")

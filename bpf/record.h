@@ -30,7 +30,11 @@ struct record_event {
 	__u32 tid;
 	__u16 type; /* enum record_type */
 	__u16 cpu;
-	__u32 reserved;
+	/*
+	 * op_begin and task_begin: the thread's id in its own pid namespace
+	 * (a container's), which CUPTI reports in GPU records; 0 elsewhere.
+	 */
+	__u32 ns_tid;
 	__u64 args[5];
 };
 

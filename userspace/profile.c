@@ -14,6 +14,7 @@ struct profile_thread {
 	struct profile_run run;			    /* the task point running, when run.task */
 	struct profile_wait wait;		    /* the wait in progress, when wait.begin_ns */
 	const struct gpu_thread_launches *launches; /* its GPU launches, if any */
+	uint32_t cupti_tid;			    /* their thread id in CUPTI's records */
 	size_t next_launch;			    /* the first not attributed yet */
 };
 
@@ -48,6 +49,16 @@ const char *profile_string(const struct profile *profile, uint32_t tgid, uint64_
 	return text ? text : "(not captured)";
 }
 
+/* The launches CUPTI recorded under thread id cupti_tid become thread's. */
+static void take_launches(struct profile *profile, struct profile_thread *thread, uint32_t tgid,
+			  uint32_t cupti_tid)
+{
+	thread->launches = gpu_index_thread(profile->gpu, tgid, cupti_tid);
+	thread->cupti_tid = cupti_tid;
+	if (thread->launches)
+		idmap_put(&profile->gpu_claimed, tgid, cupti_tid, (void *)1);
+}
+
 static struct profile_thread *thread_of(struct profile *profile, uint32_t tgid, uint32_t tid)
 {
 	struct profile_thread *thread = idmap_get(&profile->threads, tgid, tid);
@@ -60,7 +71,7 @@ static struct profile_thread *thread_of(struct profile *profile, uint32_t tgid, 
 		thread = NULL;
 	}
 	if (thread && profile->gpu)
-		thread->launches = gpu_index_thread(profile->gpu, tgid, tid);
+		take_launches(profile, thread, tgid, tid);
 	return thread;
 }
 
@@ -170,8 +181,15 @@ static void gpu_before_frame_change(struct profile *profile, const struct record
 {
 	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
 
-	if (thread)
-		attribute_until(profile, thread, event->timestamp);
+	if (!thread)
+		return;
+	/* In a container CUPTI names threads as the container's pid namespace does. */
+	if (event->ns_tid && event->ns_tid != thread->cupti_tid && !thread->next_launch) {
+		if (thread->launches)
+			idmap_remove(&profile->gpu_claimed, event->tgid, thread->cupti_tid);
+		take_launches(profile, thread, event->tgid, event->ns_tid);
+	}
+	attribute_until(profile, thread, event->timestamp);
 }
 
 /* At the end: what was launched on threads without frames, or not launched seen. */
@@ -183,7 +201,7 @@ static void gpu_finish(struct profile *profile)
 		const struct idmap_slot *slot = &gpu->threads.slots[i];
 		const struct gpu_thread_launches *launches = slot->value;
 
-		if (!launches || idmap_get(&profile->threads, slot->tgid, slot->id))
+		if (!launches || idmap_get(&profile->gpu_claimed, slot->tgid, slot->id))
 			continue;
 		for (size_t j = 0; j < launches->count; j++)
 			emit_launch(profile, NULL, &gpu->launches[launches->first + j]);
@@ -647,4 +665,5 @@ void profile_free(struct profile *profile)
 	idmap_free(&profile->ops);
 	idmap_free(&profile->tasks);
 	idmap_free(&profile->strings);
+	idmap_free(&profile->gpu_claimed);
 }

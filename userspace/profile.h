@@ -145,6 +145,7 @@ struct profile {
 	struct idmap tasks;	     /* (tgid, task id) -> struct profile_task, while points run */
 	struct idmap strings;	     /* (tgid, address) -> char * */
 	const struct gpu_index *gpu; /* sealed; NULL: no GPU activity */
+	struct idmap gpu_claimed;    /* (tgid, CUPTI's tid) -> 1: launches a thread took */
 	struct profile_stats stats;
 };
 

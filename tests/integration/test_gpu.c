@@ -116,6 +116,32 @@ START_TEST(test_attribution)
 }
 END_TEST
 
+/*
+ * In a container (its own pid namespace) CUPTI's thread ids are the
+ * container's, BPF's the host's: the recorded op_begin and task_begin carry
+ * both, and attribution is the same.
+ */
+START_TEST(test_pid_namespace)
+{
+	char *capture = test_path("ns.capture"), *truth = test_path("truth.txt");
+	char *json_path = test_path("report.json");
+	char *record[] = { OPTRACE,   "record", "-q",	  "-o",	      capture, "--",
+			   "unshare", "--pid",	"--fork", GPU_REPLAY, truth,   NULL };
+	char *report_json[] = { OPTRACE, "report", "--json", capture, NULL };
+	struct jv *report;
+
+	NEED_BPF();
+	ck_assert_int_eq(run_command(record, NULL, NULL, 60), 0);
+	ck_assert_int_eq(run_command(report_json, json_path, NULL, 60), 0);
+	report = read_json(json_path);
+	check_truth(truth, jv_get(report, "gpu"));
+	jv_free(report);
+	free(capture);
+	free(truth);
+	free(json_path);
+}
+END_TEST
+
 /* Both exports take the GPU activity; the Chrome trace stays valid JSON. */
 START_TEST(test_exports)
 {
@@ -268,6 +294,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
 	tcase_add_loop_test(tc, test_attribution, 0, 2);
+	tcase_add_test(tc, test_pid_namespace);
 	tcase_add_test(tc, test_exports);
 	tcase_add_test(tc, test_no_gpu);
 	tcase_add_test(tc, test_gpu_file);
