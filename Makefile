@@ -208,6 +208,7 @@ DEMO_OBJS := $(patsubst examples/demo/%.c,$(OUTPUT)/demo/%.o,$(DEMO_SRCS))
 DEMO_CFLAGS := $(ALL_CFLAGS) -fopenmp -Iexamples/demo/lib
 DEMO_LIB := $(OUTPUT)/demo/libdemo.a
 DEMO := $(BIN_DIR)/optrace-demo
+all: $(DEMO) # defined after `all:` is first read
 
 $(OUTPUT)/demo/%.o: examples/demo/lib/%.c $(wildcard examples/demo/lib/*.h) $(wildcard include/optrace/*.h) | $(OUTPUT)/demo $(DEPS_STAMP)
 	$(call msg,CC,$@)

@@ -230,8 +230,6 @@ template <typename A>
 __global__ void sum_partials_kernel(const A *partials, unsigned int count, A *result)
 {
 	__shared__ A cache[THREADS];
-	unsigned int s;
-
 	A total;
 
 	cache[threadIdx.x] = threadIdx.x < count ? partials[threadIdx.x] : (A)0;
