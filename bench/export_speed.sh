@@ -13,8 +13,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 printf '%-8s %-16s %10s %14s %12s\n' events command seconds "M events/s" "peak MiB"
-for events in 1000000 10000000; do
-	"$out/bench/gen_capture" "$work/capture" "$events"
+# The third: 10 M events of which 2.7 M GPU records (a kernel per task point).
+for run_size in 1000000 10000000 "10000000 --gpu"; do
+	read -r events gpu <<<"$run_size"
+	"$out/bench/gen_capture" "$work/capture" $run_size
 	for command in report "export --chrome" "export --legion"; do
 		case $command in
 		report) args=(report "$work/capture") ;;
@@ -29,7 +31,7 @@ for events in 1000000 10000000; do
 			rm -rf "$work/trace.json" "$work/legion"
 		done | sort -n | sed -n 2p >"$work/median"
 		read -r seconds kib <"$work/median"
-		printf '%-8s %-16s %10.2f %14.2f %12.1f\n' "$events" "$command" "$seconds" \
+		printf '%-8s %-16s %10.2f %14.2f %12.1f\n' "$events${gpu:+ gpu}" "$command" "$seconds" \
 			"$(echo "$events / $seconds / 1000000" | bc -l)" "$(echo "$kib / 1024" | bc -l)"
 		rm -rf "$work/trace.json" "$work/legion"
 	done

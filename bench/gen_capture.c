@@ -2,15 +2,20 @@
 /*
  * Writes a synthetic capture of about N events, shaped like a runtime's:
  * root operations that call a helper that launches a two-point task run by
- * two workers, 11 events each, for the export and report benchmarks.
+ * two workers, 11 events each, for the export and report benchmarks. With
+ * --gpu each point also launches a kernel (an API record and a kernel
+ * record, 15 events an operation), delivered late in batches as CUPTI does.
  *
- * Usage: gen_capture FILE N
+ * Usage: gen_capture FILE N [--gpu]
  */
 #include <linux/types.h>
 #include <optrace/abi.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <optrace/gpu.h>
 
 #include "../bpf/record.h"
 #include "../userspace/capture.h"
@@ -51,15 +56,76 @@ static void string(uint64_t address, const char *text)
 		exit(1);
 }
 
-static const struct capture_counter no_gpu = { CAPTURE_COUNTER_GPU_RECORDS, 0 };
+/* GPU records wait for their "buffer", as CUPTI's do, then go out together. */
+#define GPU_BATCH 4096
+static struct record_gpu gpu_pending[GPU_BATCH];
+static size_t gpu_pending_count;
+static uint64_t gpu_written;
+static uint32_t next_correlation = 1;
+
+static void flush_gpu(void)
+{
+	for (size_t i = 0; i < gpu_pending_count; i++) {
+		gpu_pending[i].timestamp = now += 10;
+		if (capture_write(writer, RECORD_GPU, &gpu_pending[i], sizeof(gpu_pending[i])))
+			exit(1);
+	}
+	written += gpu_pending_count;
+	gpu_written += gpu_pending_count;
+	gpu_pending_count = 0;
+}
+
+static struct record_gpu *gpu_record(void)
+{
+	struct record_gpu *r;
+
+	if (gpu_pending_count == GPU_BATCH)
+		flush_gpu();
+	r = &gpu_pending[gpu_pending_count++];
+	memset(r, 0, sizeof(*r));
+	r->tgid = PID;
+	r->tid = PID + 100; /* CUPTI's buffer thread */
+	r->type = RECORD_GPU;
+	return r;
+}
+
+/* A cudaLaunchKernel on worker tid, now, and its kernel a little later. */
+static void launch_kernel(uint32_t tid)
+{
+	struct optrace_gpu_api api = {
+		.head = { OPTRACE_GPU_REC_API, OPTRACE_GPU_RECORD_VERSION, sizeof(api), 0 },
+		.start_ns = now + 50,
+		.end_ns = now + 100,
+		.correlation_id = next_correlation,
+		.tid = tid,
+	};
+	struct optrace_gpu_kernel kernel = {
+		.head = { OPTRACE_GPU_REC_KERNEL, OPTRACE_GPU_RECORD_VERSION, sizeof(kernel), 0 },
+		.start_ns = now + 150,
+		.end_ns = now + 400,
+		.correlation_id = next_correlation++,
+		.stream_id = 7,
+		.grid_x = 64,
+		.block_x = 256,
+	};
+	struct record_gpu *r = gpu_record();
+
+	r->size = sizeof(api);
+	memcpy(r->data, &api, sizeof(api));
+	r = gpu_record();
+	r->size = sizeof(kernel);
+	memcpy(r->data, &kernel, sizeof(kernel));
+}
 
 int main(int argc, char **argv)
 {
 	struct capture_writer_opts opts = { .target = "gen_capture" };
+	struct capture_counter gpu_count = { CAPTURE_COUNTER_GPU_RECORDS, 0 };
+	bool gpu = argc == 4 && !strcmp(argv[3], "--gpu");
 	uint64_t target, op = 1, task = 1;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: gen_capture FILE N\n");
+	if (argc != 3 && !gpu) {
+		fprintf(stderr, "usage: gen_capture FILE N [--gpu]\n");
 		return 2;
 	}
 	target = strtoull(argv[2], NULL, 10);
@@ -79,13 +145,21 @@ int main(int argc, char **argv)
 		event(ISSUER, RECORD_OP_MODE, helper, OPTRACE_MODE_DEFERRED,
 		      OPTRACE_MODE_REASON_ABOVE_THRESHOLD, 0, 0);
 		event(ISSUER, RECORD_TASK_LAUNCH, t, helper, root, TASK, 2);
-		event(ISSUER + 1, RECORD_TASK_BEGIN, t, 0, OPTRACE_VARIANT_CPU, 0, 0);
-		event(ISSUER + 2, RECORD_TASK_BEGIN, t, 1, OPTRACE_VARIANT_OPENMP, 1, 0);
+		event(ISSUER + 1, RECORD_TASK_BEGIN, t, 0,
+		      gpu ? OPTRACE_VARIANT_GPU : OPTRACE_VARIANT_CPU, 0, 0);
+		event(ISSUER + 2, RECORD_TASK_BEGIN, t, 1,
+		      gpu ? OPTRACE_VARIANT_GPU : OPTRACE_VARIANT_OPENMP, 1, 0);
+		if (gpu) {
+			launch_kernel(ISSUER + 1);
+			launch_kernel(ISSUER + 2);
+		}
 		event(ISSUER + 1, RECORD_TASK_END, t, 0, 0, 0, 0);
 		event(ISSUER + 2, RECORD_TASK_END, t, 1, 0, 0, 0);
 		event(ISSUER, RECORD_OP_END, helper, 0, 0, 0, 0);
 		event(ISSUER, RECORD_OP_END, root, 0, 0, 0, 0);
 	}
-	/* As optrace record says it: no GPU records, no pass over them. */
-	return capture_close(writer, &no_gpu, 1) ? 1 : 0;
+	flush_gpu();
+	/* As optrace record says it: how many GPU records (none: no pass over them). */
+	gpu_count.value = gpu_written;
+	return capture_close(writer, &gpu_count, 1) ? 1 : 0;
 }

@@ -345,9 +345,11 @@ static void write_dim3(struct chrome_writer *writer, const char *key, const int3
 /* True if no activity of the launch before this one was drawn. */
 static bool first_drawn(const struct profile *profile, const struct profile_gpu *gpu)
 {
-	const struct gpu_activity *a = &profile->gpu->activities[gpu->launch->first_activity];
+	for (uint32_t i = 0; i < gpu->launch->activity_count; i++) {
+		const struct gpu_activity *a = gpu_launch_activity(profile->gpu, gpu->launch, i);
 
-	for (; a < gpu->activity; a++) {
+		if (a == gpu->activity)
+			return true;
 		if (!a->time_invalid)
 			return false;
 	}

@@ -28,6 +28,7 @@ void gpu_index_free(struct gpu_index *index)
 	idmap_free(&index->threads);
 	free(index->activities);
 	free(index->launches);
+	free(index->by_launch);
 	memset(index, 0, sizeof(*index));
 }
 
@@ -300,6 +301,7 @@ long gpu_index_read_capture(struct gpu_index *index, const char *path)
 	err = capture_reader_open(&reader, path, NULL, 0);
 	if (err)
 		return err;
+	index->sources++;
 	while ((err = capture_next(reader, &record)) > 0) {
 		if (record.type < RECORD_GPU || record.type > RECORD_GPU_DROPPED)
 			continue;
@@ -341,6 +343,7 @@ long gpu_index_read_file(struct gpu_index *index, const char *path, char *why, s
 						: strerror(-err));
 		return err;
 	}
+	index->sources++;
 	while ((size = gpu_file_next(&reader, buffer, sizeof(buffer) - 1)) > 0) {
 		const struct optrace_gpu_head *head = (const void *)buffer;
 
@@ -431,39 +434,115 @@ static size_t drop_duplicates(void *array, size_t count, size_t size,
 	return kept + 1;
 }
 
-static int by_launch_then_time(const void *a, const void *b)
-{
-	const struct gpu_activity *x = a, *y = b;
+/*
+ * (tgid, correlation id) -> launch index + 1. CUPTI numbers correlations
+ * densely per process, so each process gets a plain array; one whose ids
+ * are sparse (not CUPTI's, or hostile) gets hashed instead.
+ */
+struct correlation_table {
+	uint32_t tgid;
+	uint32_t max;	     /* the largest id, when dense */
+	uint32_t *launch_of; /* [id] -> launch + 1; NULL: sparse, in the hash */
+};
 
-	if (x->launch != y->launch)
-		return x->launch < y->launch ? -1 : 1;
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
+struct correlations {
+	struct correlation_table *tables;
+	size_t count;
+	struct idmap sparse;
+	size_t last; /* the table of the last lookup: records come in runs of one process */
+};
+
+static struct correlation_table *table_of(struct correlations *c, uint32_t tgid)
+{
+	if (c->count && c->tables[c->last].tgid == tgid)
+		return &c->tables[c->last];
+	for (size_t i = 0; i < c->count; i++) {
+		if (c->tables[i].tgid == tgid) {
+			c->last = i;
+			return &c->tables[i];
+		}
+	}
+	return NULL;
+}
+
+static size_t correlation_get(struct correlations *c, uint32_t tgid, uint32_t id)
+{
+	struct correlation_table *table = table_of(c, tgid);
+
+	if (!table || !id)
+		return 0;
+	if (!table->launch_of)
+		return (uintptr_t)idmap_get(&c->sparse, tgid, id);
+	return id <= table->max ? table->launch_of[id] : 0;
+}
+
+static int correlation_put(struct correlations *c, uint32_t tgid, uint32_t id, size_t launch)
+{
+	struct correlation_table *table = table_of(c, tgid);
+
+	if (table->launch_of) {
+		table->launch_of[id] = (uint32_t)(launch + 1);
+		return 0;
+	}
+	return idmap_put(&c->sparse, tgid, id, (void *)(uintptr_t)(launch + 1));
+}
+
+/* One table per process of the launches (sorted by process first). */
+static int correlation_tables(struct gpu_index *index, struct correlations *c)
+{
+	for (size_t i = 0; i < index->launch_count;) {
+		struct correlation_table *grown, *table;
+		uint32_t tgid = index->launches[i].tgid, max = 0;
+		size_t n = 0;
+
+		for (; i < index->launch_count && index->launches[i].tgid == tgid; i++, n++) {
+			if (index->launches[i].correlation_id > max)
+				max = index->launches[i].correlation_id;
+		}
+		grown = realloc(c->tables, (c->count + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		c->tables = grown;
+		table = &c->tables[c->count++];
+		table->tgid = tgid;
+		table->max = max;
+		table->launch_of = NULL;
+		if (max <= 4 * n + 65536 && index->launch_count < UINT32_MAX) {
+			table->launch_of = calloc((size_t)max + 1, sizeof(*table->launch_of));
+			if (!table->launch_of)
+				return -ENOMEM;
+		}
+	}
 	return 0;
 }
 
-/* (tgid, correlation id) -> launch index + 1: the runtime call if the driver's shares it. */
-static int map_correlations(struct gpu_index *index, struct idmap *by_correlation)
+static void correlations_free(struct correlations *c)
 {
-	for (size_t i = 0; i < index->launch_count; i++) {
+	for (size_t i = 0; i < c->count; i++)
+		free(c->tables[i].launch_of);
+	free(c->tables);
+	idmap_free(&c->sparse);
+}
+
+/* The runtime call is the launch when the driver's call shares its id. */
+static int map_correlations(struct gpu_index *index, struct correlations *c)
+{
+	int err = correlation_tables(index, c);
+
+	for (size_t i = 0; !err && i < index->launch_count; i++) {
 		const struct gpu_launch *launch = &index->launches[i];
-		uintptr_t old =
-			(uintptr_t)idmap_get(by_correlation, launch->tgid, launch->correlation_id);
+		size_t old = correlation_get(c, launch->tgid, launch->correlation_id);
 
 		if (!launch->correlation_id)
 			continue;
 		if (old) {
-			const struct gpu_launch *kept = &index->launches[old - 1];
-
 			index->stats.duplicate_apis++;
-			if (kept->api_kind <= launch->api_kind)
+			if (index->launches[old - 1].api_kind <= launch->api_kind)
 				continue;
 		}
-		if (idmap_put(by_correlation, launch->tgid, launch->correlation_id,
-			      (void *)(uintptr_t)(i + 1)))
-			return -ENOMEM;
+		err = correlation_put(c, launch->tgid, launch->correlation_id, i);
 	}
-	return 0;
+	return err;
 }
 
 static int map_threads(struct gpu_index *index)
@@ -504,19 +583,63 @@ static void recount(struct gpu_index *index)
 	}
 }
 
+/*
+ * Each launch's activities side by side in by_launch, unlaunched ones last:
+ * a counting sort of indices by launch (a comparison sort of millions of
+ * records costs seconds), keeping each launch's in the order they came.
+ */
+static int group_by_launch(struct gpu_index *index)
+{
+	size_t count = index->activity_count, next_free = 0;
+
+	if (!count)
+		return 0;
+	index->by_launch = malloc(count * sizeof(*index->by_launch));
+	if (!index->by_launch)
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		if (index->activities[i].launch != GPU_NO_LAUNCH)
+			index->launches[index->activities[i].launch].activity_count++;
+	}
+	for (size_t i = 0; i < index->launch_count; i++) {
+		index->launches[i].first_activity = next_free;
+		next_free += index->launches[i].activity_count;
+		index->launches[i].activity_count = 0;
+	}
+	for (size_t i = 0; i < count; i++) {
+		struct gpu_launch *launch;
+
+		if (index->activities[i].launch == GPU_NO_LAUNCH) {
+			index->by_launch[next_free++] = i;
+			continue;
+		}
+		launch = &index->launches[index->activities[i].launch];
+		index->by_launch[launch->first_activity + launch->activity_count++] = i;
+	}
+	return 0;
+}
+
+const struct gpu_activity *gpu_launch_activity(const struct gpu_index *index,
+					       const struct gpu_launch *launch, uint32_t i)
+{
+	return &index->activities[index->by_launch[launch->first_activity + i]];
+}
+
 int gpu_index_seal(struct gpu_index *index)
 {
-	struct idmap by_correlation = { 0 };
-	int err;
-
+	struct correlations by_correlation = { 0 };
 	size_t count;
+	int err;
 
 	if (index->sealed)
 		return 0;
-	count = drop_duplicates(index->activities, index->activity_count,
-				sizeof(*index->activities), by_identity);
-	index->stats.duplicate_records += index->activity_count - count;
-	index->activity_count = count;
+	/* One source has no duplicates: sorting a million records for them costs seconds. */
+	if (index->sources > 1) {
+		count = drop_duplicates(index->activities, index->activity_count,
+					sizeof(*index->activities), by_identity);
+		index->stats.duplicate_records += index->activity_count - count;
+		index->activity_count = count;
+	}
 	/* Launches sorted by thread and time, as the profile meets them. */
 	count = drop_duplicates(index->launches, index->launch_count, sizeof(*index->launches),
 				by_thread_then_time);
@@ -527,33 +650,22 @@ int gpu_index_seal(struct gpu_index *index)
 	err = map_correlations(index, &by_correlation);
 	for (size_t i = 0; !err && i < index->activity_count; i++) {
 		struct gpu_activity *activity = &index->activities[i];
-		uintptr_t found = (uintptr_t)idmap_get(&by_correlation, activity->tgid,
-						       activity->correlation_id);
+		size_t found =
+			correlation_get(&by_correlation, activity->tgid, activity->correlation_id);
 
 		/* A copy the driver made for a runtime call names that call too. */
 		if (!found && activity->runtime_correlation_id)
-			found = (uintptr_t)idmap_get(&by_correlation, activity->tgid,
-						     activity->runtime_correlation_id);
+			found = correlation_get(&by_correlation, activity->tgid,
+						activity->runtime_correlation_id);
 		activity->launch = found ? found - 1 : GPU_NO_LAUNCH;
 		if (!found)
 			index->stats.unlaunched++;
 	}
-	idmap_free(&by_correlation);
+	correlations_free(&by_correlation);
 	if (err)
 		return err;
-	if (index->activity_count)
-		qsort(index->activities, index->activity_count, sizeof(*index->activities),
-		      by_launch_then_time);
-	for (size_t i = 0; i < index->activity_count; i++) {
-		struct gpu_launch *launch;
-
-		if (index->activities[i].launch == GPU_NO_LAUNCH)
-			break;
-		launch = &index->launches[index->activities[i].launch];
-		if (!launch->activity_count++)
-			launch->first_activity = i;
-	}
-	err = map_threads(index);
+	err = group_by_launch(index);
+	err = err ?: map_threads(index);
 	if (err)
 		return err;
 	index->sealed = true;

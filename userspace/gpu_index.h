@@ -48,7 +48,7 @@ struct gpu_launch {
 	uint8_t api_kind; /* enum optrace_gpu_api_kind */
 	uint64_t start_ns;
 	uint64_t end_ns;
-	size_t first_activity; /* its activities: activities[first_activity ..] */
+	size_t first_activity; /* its activities: gpu_launch_activity(index, launch, 0 ..) */
 	uint32_t activity_count;
 };
 
@@ -75,9 +75,11 @@ struct gpu_index {
 	struct gpu_launch *launches;
 	size_t launch_count;
 	size_t launch_capacity;
+	size_t *by_launch;    /* activity indices, each launch's side by side, once sealed */
 	struct idmap names;   /* (tgid, name id) -> char * */
 	struct idmap threads; /* (tgid, tid) -> struct gpu_thread_launches, once sealed */
 	struct gpu_index_stats stats;
+	unsigned int sources; /* captures and files read: duplicates need two */
 	bool sealed;
 };
 
@@ -110,6 +112,10 @@ bool gpu_index_is_file(const char *path);
  * thread's launches by time. 0 or -ENOMEM.
  */
 int gpu_index_seal(struct gpu_index *index);
+
+/* Activity i (< launch->activity_count) of a launch, once sealed. */
+const struct gpu_activity *gpu_launch_activity(const struct gpu_index *index,
+					       const struct gpu_launch *launch, uint32_t i);
 
 /* A thread's launches, or NULL if it made none. */
 const struct gpu_thread_launches *gpu_index_thread(const struct gpu_index *index, uint32_t tgid,

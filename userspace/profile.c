@@ -155,8 +155,7 @@ static void emit_launch(struct profile *profile, struct profile_thread *thread,
 	if (launch->start_ns)
 		open_frame(profile, thread, &run, &op);
 	for (uint32_t i = 0; i < launch->activity_count; i++)
-		emit_gpu(profile, &profile->gpu->activities[launch->first_activity + i], launch,
-			 run, op);
+		emit_gpu(profile, gpu_launch_activity(profile->gpu, launch, i), launch, run, op);
 }
 
 /* The thread's launches that began before until_ns, in the frames open now. */

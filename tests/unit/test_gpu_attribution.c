@@ -226,9 +226,13 @@ START_TEST(test_cupti_edge_cases)
 	add_kernel(15, 3100, 0);
 	/* A record too short for its type is counted, not read. */
 	ck_assert_int_eq(gpu_index_add(&gpu, PID, &copy, 20), 0);
+	/* Ids far apart (not CUPTI's dense ones) are hashed, not arrayed. */
+	add_api(MAIN, 4000000000u, 120, 0);
+	add_kernel(4000000000u, 3200, 0);
 	feed_ops();
 
-	ck_assert_int_eq(seen_count, 5);
+	ck_assert_int_eq(seen_count, 6);
+	ck_assert_uint_eq(find(4000000000u)->op, 1);
 	ck_assert_int_eq(find(11)->variant, OPTRACE_VARIANT_GPU);
 	ck_assert_uint_eq(gpu.stats.duplicate_apis, 1);
 	ck_assert_uint_eq(find(12)->op, 2);
@@ -372,6 +376,7 @@ START_TEST(test_bad_times_and_duplicates)
 		.correlation_id = 3,
 	};
 
+	gpu.sources = 2; /* as if a capture and its file were both read */
 	ck_assert_int_eq(gpu_index_add(&gpu, PID, &wild, sizeof(wild)), 0);
 	add_api(MAIN, 3, 0x8000000000000000ull, 0); /* INT64_MIN, unflagged */
 	for (int copy = 0; copy < 2; copy++) {
