@@ -584,6 +584,51 @@ static void recount(struct gpu_index *index)
 }
 
 /*
+ * Most API calls launch nothing (allocations, synchronizations, events):
+ * once linked, only calls that launched work are kept, in their order, and
+ * the arrays shrink to what they hold. Memory is what attribution needs.
+ */
+static int drop_idle_launches(struct gpu_index *index)
+{
+	size_t *renumbered = malloc((index->launch_count + 1) * sizeof(*renumbered));
+	size_t kept = 0;
+	void *shrunk;
+
+	if (!renumbered)
+		return -ENOMEM;
+	for (size_t i = 0; i < index->launch_count; i++)
+		renumbered[i] = GPU_NO_LAUNCH;
+	for (size_t i = 0; i < index->activity_count; i++) {
+		if (index->activities[i].launch != GPU_NO_LAUNCH)
+			renumbered[index->activities[i].launch] = 0;
+	}
+	for (size_t i = 0; i < index->launch_count; i++) {
+		if (renumbered[i] == GPU_NO_LAUNCH)
+			continue;
+		renumbered[i] = kept;
+		index->launches[kept++] = index->launches[i];
+	}
+	for (size_t i = 0; i < index->activity_count; i++) {
+		if (index->activities[i].launch != GPU_NO_LAUNCH)
+			index->activities[i].launch = renumbered[index->activities[i].launch];
+	}
+	free(renumbered);
+	index->launch_count = kept;
+	shrunk = realloc(index->launches, (kept ? kept : 1) * sizeof(*index->launches));
+	if (shrunk) {
+		index->launches = shrunk;
+		index->launch_capacity = kept ? kept : 1;
+	}
+	shrunk = realloc(index->activities, (index->activity_count ? index->activity_count : 1) *
+						    sizeof(*index->activities));
+	if (shrunk) {
+		index->activities = shrunk;
+		index->activity_capacity = index->activity_count ? index->activity_count : 1;
+	}
+	return 0;
+}
+
+/*
  * Each launch's activities side by side in by_launch, unlaunched ones last:
  * a counting sort of indices by launch (a comparison sort of millions of
  * records costs seconds), keeping each launch's in the order they came.
@@ -662,9 +707,8 @@ int gpu_index_seal(struct gpu_index *index)
 			index->stats.unlaunched++;
 	}
 	correlations_free(&by_correlation);
-	if (err)
-		return err;
-	err = group_by_launch(index);
+	err = err ?: drop_idle_launches(index);
+	err = err ?: group_by_launch(index);
 	err = err ?: map_threads(index);
 	if (err)
 		return err;
