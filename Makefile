@@ -230,10 +230,12 @@ $(DEMO): $(DEMO_OBJS) $(DEMO_LIB) $(LIBOPTRACE) | $(BIN_DIR)
 # a Legion Prof profile and a Chrome trace into .output/demo-run/.
 DEMO_ARGS ?= --workload all --omp 1
 DEMO_RUN := $(OUTPUT)/demo-run
+# With a GPU, the collector and the CUDA variant too (where both were built).
+DEMO_GPU = $(if $(and $(LIBOPTRACE_CUPTI),$(DEMO_CUDA_OBJS),$(wildcard /dev/nvidia0)),1)
 demo: $(DEMO) $(OPTRACE)
 	$(Q)mkdir -p $(DEMO_RUN)
-	$(Q)$(OPTRACE) record -o $(DEMO_RUN)/demo.capture -- \
-		$(DEMO) $(DEMO_ARGS) --truth $(DEMO_RUN)/truth.txt
+	$(Q)$(OPTRACE) record $(if $(DEMO_GPU),--cuda) -o $(DEMO_RUN)/demo.capture -- \
+		$(DEMO) $(DEMO_ARGS) $(if $(DEMO_GPU),--gpus auto) --truth $(DEMO_RUN)/truth.txt
 	$(Q)$(OPTRACE) report $(DEMO_RUN)/demo.capture | tee $(DEMO_RUN)/report.txt
 	$(Q)$(OPTRACE) export --legion -o $(DEMO_RUN)/legion $(DEMO_RUN)/demo.capture
 	$(Q)$(OPTRACE) export --chrome -o $(DEMO_RUN)/trace.json $(DEMO_RUN)/demo.capture
