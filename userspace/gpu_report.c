@@ -115,6 +115,15 @@ static void count(struct gpu_report_row *row, const struct gpu_activity *activit
 		row->max_ns = duration;
 }
 
+/* With helpers shown: the nested operation that launched, if not the one called. */
+static const char *launched_by(const struct gpu_report *report, const struct profile *profile,
+			       const struct profile_gpu *gpu)
+{
+	if (!report->show_helpers || !gpu->op || gpu->op_name == gpu->root_name)
+		return NULL;
+	return profile_string(profile, gpu->tgid, gpu->op_name);
+}
+
 void gpu_report_add(struct gpu_report *report, const struct profile *profile,
 		    const struct profile_gpu *gpu)
 {
@@ -125,7 +134,7 @@ void gpu_report_add(struct gpu_report *report, const struct profile *profile,
 	struct gpu_report_row *row;
 
 	report->activities++;
-	row = row_for(&report->ops, op, NULL, variant);
+	row = row_for(&report->ops, op, launched_by(report, profile, gpu), variant);
 	if (!row) {
 		report->error = -ENOMEM;
 		return;
@@ -203,11 +212,15 @@ void gpu_report_print(FILE *out, struct gpu_report *report, const struct profile
 			"KERNELS", "COPIES", "MEMSETS", "GPU(ms)", "MAX(us)", "BYTES");
 	for (size_t i = 0; i < report->ops.count; i++) {
 		const struct gpu_report_row *row = &report->ops.rows[i];
-		char name[256];
+		char name[256], helper[256], both[520];
 
 		/* Names come from the traced process: one line a row, no escapes. */
+		printable_text(row->name, name, sizeof(name));
+		if (row->op)
+			snprintf(both, sizeof(both), "%s > %s", name,
+				 printable_text(row->op, helper, sizeof(helper)));
 		fprintf(out, "%-40s %-9s %8llu %7llu %7llu %12.3f %12.1f %12llu\n",
-			printable_text(row->name, name, sizeof(name)), variant_name(row->variant),
+			row->op ? both : name, variant_name(row->variant),
 			(unsigned long long)row->kernels, (unsigned long long)row->copies,
 			(unsigned long long)row->memsets, row->gpu_ns / 1e6, row->max_ns / 1e3,
 			(unsigned long long)row->bytes);
@@ -252,6 +265,10 @@ void gpu_report_print_json(FILE *out, struct gpu_report *report, const struct pr
 
 		fputs(i ? ",{\"op\":" : "{\"op\":", out);
 		json_string(out, row->name);
+		if (row->op) {
+			fputs(",\"launched_by\":", out);
+			json_string(out, row->op);
+		}
 		fprintf(out,
 			",\"variant\":\"%s\",\"kernels\":%llu,\"copies\":%llu,\"memsets\":%llu,"
 			"\"gpu_ns\":%llu,\"max_ns\":%llu,\"bytes\":%llu}",

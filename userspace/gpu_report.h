@@ -6,6 +6,7 @@
 #ifndef OPTRACE_GPU_REPORT_H
 #define OPTRACE_GPU_REPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -33,6 +34,7 @@ struct gpu_report_table {
 };
 
 struct gpu_report {
+	bool show_helpers; /* op rows split by the (helper) operation that launched */
 	struct gpu_report_table ops;
 	struct gpu_report_table kernels;
 	uint64_t activities;

@@ -166,6 +166,7 @@ int cmd_report(int argc, char **argv)
 		return err ? 1 : 0;
 	}
 	report_builder_init(&builder, &consumer, env.by_site, env.internal);
+	builder.gpu.show_helpers = env.print.show_helpers;
 	profile_init(&profile, &consumer);
 	err = replay_open(&replay, env.path);
 	if (!err && env.gpu_file)

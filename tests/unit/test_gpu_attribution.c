@@ -431,6 +431,35 @@ START_TEST(test_report_names_printable)
 }
 END_TEST
 
+/* With helpers shown, GPU rows say which nested operation launched. */
+START_TEST(test_report_by_launching_helper)
+{
+	struct profile_consumer consumer = { .gpu = on_gpu_report };
+	struct gpu_report report;
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+
+	gpu_report_init(&report);
+	report.show_helpers = true;
+	consumer.ctx = &report;
+	profile.consumer = consumer;
+	feed_text(&profile, PID, ADD, "np.mean");
+	feed_text(&profile, PID, HELPER, "np.sum");
+	add_api(WORKER, 1, 400, 0); /* the helper's task point */
+	add_kernel(1, 1000, 0);
+	add_api(MAIN, 2, 800, 0); /* the root itself */
+	add_kernel(2, 2000, 0);
+	feed_ops();
+	gpu_report_print(out, &report, &profile);
+	fclose(out);
+	ck_assert_msg(strstr(text, "np.mean > np.sum"), "%s", text);
+	ck_assert_msg(strstr(text, "\nnp.mean   "), "%s", text);
+	gpu_report_free(&report);
+	free(text);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("gpu_attribution");
@@ -446,6 +475,7 @@ int main(void)
 	tcase_add_test(tc, test_root_not_an_ancestor);
 	tcase_add_test(tc, test_bad_times_and_duplicates);
 	tcase_add_test(tc, test_report_names_printable);
+	tcase_add_test(tc, test_report_by_launching_helper);
 	suite_add_tcase(suite, tc);
 
 	return run_suite(suite);
