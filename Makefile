@@ -307,7 +307,7 @@ $(OUTPUT)/tests/test_cupti_%: tests/unit/test_cupti_%.c $(CUPTI_TEST_OBJS) $(TES
 		-isystem $(CUDA_HOME)/extras/CUPTI/include -o $@ $< $(CUPTI_TEST_OBJS) \
 		$(filter-out %/us_gpufile.o,$(TEST_HELPER_OBJS)) $(LINK_OPTRACE) -lelf -lz $(CHECK_LIBS)
 else
-TEST_SRCS := $(filter-out tests/unit/test_cupti_%.c,$(TEST_SRCS))
+TEST_SRCS := $(filter-out tests/unit/test_cupti_%.c tests/integration/test_cupti_%.c,$(TEST_SRCS))
 TEST_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(TEST_SRCS)))
 endif
 
@@ -333,6 +333,23 @@ $(OUTPUT)/tests/%: tests/fixtures/%.c probes/cupti/gpufile.c $(LIBOPTRACE) \
 		$(wildcard include/optrace/*.h) | $(OUTPUT)/tests
 	$(call msg,FIXTURE,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< probes/cupti/gpufile.c $(LINK_OPTRACE)
+
+# The collector end to end without a GPU: a fake libcupti.so and an application
+# that loads liboptrace-cupti as the CUDA driver would; only with the collector.
+ifneq ($(CUPTI_HEADER),)
+FAKE_CUPTI := $(OUTPUT)/tests/libfakecupti.so
+$(FAKE_CUPTI): tests/fixtures/fake_cupti.c | $(OUTPUT)/tests
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -isystem $(CUDA_HOME)/include \
+		-isystem $(CUDA_HOME)/extras/CUPTI/include -fvisibility=hidden -shared -o $@ $<
+
+$(OUTPUT)/tests/cuda_app: tests/fixtures/cuda_app.c $(FAKE_CUPTI) $(LIBOPTRACE) | $(OUTPUT)/tests
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -L$(OUTPUT)/tests -lfakecupti -Wl,-rpath,'$$ORIGIN' \
+		$(LINK_OPTRACE) -ldl
+
+FIXTURES += $(FAKE_CUPTI) $(OUTPUT)/tests/cuda_app $(LIBOPTRACE_CUPTI)
+endif
 
 tests: $(TEST_BINS) $(FIXTURES)
 

@@ -14,69 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "json_read.h"
+#include "gpu_truth.h"
 #include "testlib.h"
 
 #define GPU_REPLAY OPTRACE_BUILD_DIR "/tests/gpu_replay"
-
-static const struct jv *find_op_row(const struct jv *ops, const char *name, const char *variant)
-{
-	for (size_t i = 0; ops && i < ops->count; i++) {
-		if (!strcmp(jv_string(ops->items[i], "op"), name) &&
-		    !strcmp(jv_string(ops->items[i], "variant"), variant))
-			return ops->items[i];
-	}
-	return NULL;
-}
-
-/* Every line of the truth holds in report --json's "gpu" member. */
-static void check_truth(const char *truth_path, const struct jv *gpu)
-{
-	const struct jv *ops = jv_get(gpu, "ops");
-	char line[256], name[128], variant[16], key[32];
-	FILE *truth = fopen(truth_path, "r");
-	long kernels, copies, value;
-	int lines = 0;
-
-	ck_assert_ptr_nonnull(truth);
-	ck_assert_ptr_nonnull(ops);
-	while (fgets(line, sizeof(line), truth)) {
-		if (sscanf(line, "op %127s %15s %ld %ld", name, variant, &kernels, &copies) == 4) {
-			const struct jv *row = find_op_row(ops, name, variant);
-
-			ck_assert_msg(row, "no GPU row for %s [%s]", name, variant);
-			ck_assert_int_eq((long)jv_number(row, "kernels"), kernels);
-			ck_assert_int_eq((long)jv_number(row, "copies"), copies);
-		} else if (sscanf(line, "%31s %ld", key, &value) == 2) {
-			static const struct {
-				const char *truth, *json;
-			} keys[] = { { "outside", "outside" },
-				     { "unlaunched", "unlaunched" },
-				     { "invalid", "invalid_times" },
-				     { "dropped", "dropped" } };
-
-			for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-				if (!strcmp(key, keys[i].truth))
-					ck_assert_msg((long)jv_number(gpu, keys[i].json) == value,
-						      "%s: %ld, truth %ld", key,
-						      (long)jv_number(gpu, keys[i].json), value);
-			}
-		}
-		lines++;
-	}
-	fclose(truth);
-	ck_assert_int_ge(lines, 5);
-}
-
-static struct jv *read_json(const char *path)
-{
-	char *text = read_file(path);
-	struct jv *value = jv_parse(text);
-
-	ck_assert_msg(value, "not JSON: %s", path);
-	free(text);
-	return value;
-}
 
 START_TEST(test_attribution)
 {
@@ -94,10 +35,10 @@ START_TEST(test_attribution)
 	NEED_BPF();
 	ck_assert_int_eq(run_command(record, NULL, NULL, 60), 0);
 	ck_assert_int_eq(run_command(report_json, json_path, NULL, 60), 0);
-	report = read_json(json_path);
+	report = read_json_file(json_path);
 	gpu = jv_get(report, "gpu");
 	ck_assert_msg(gpu && gpu->type == JV_OBJECT, "report --json has no \"gpu\" object");
-	check_truth(truth, gpu);
+	check_gpu_truth(truth, gpu);
 	/* Kernel names came through the kernel_name probe. */
 	ck_assert_int_eq((long)jv_number(gpu, "kernels"), 17);
 	ck_assert_int_eq((long)jv_number(gpu, "copies"), 1);
@@ -133,8 +74,8 @@ START_TEST(test_pid_namespace)
 	NEED_BPF();
 	ck_assert_int_eq(run_command(record, NULL, NULL, 60), 0);
 	ck_assert_int_eq(run_command(report_json, json_path, NULL, 60), 0);
-	report = read_json(json_path);
-	check_truth(truth, jv_get(report, "gpu"));
+	report = read_json_file(json_path);
+	check_gpu_truth(truth, jv_get(report, "gpu"));
 	jv_free(report);
 	free(capture);
 	free(truth);
@@ -155,7 +96,7 @@ START_TEST(test_exports)
 	NEED_BPF();
 	ck_assert_int_eq(run_command(record, NULL, NULL, 60), 0);
 	ck_assert_int_eq(run_command(chrome, NULL, NULL, 60), 0);
-	value = read_json(trace);
+	value = read_json_file(trace);
 	jv_free(value);
 	ck_assert_int_eq(run_command(legion_export, NULL, NULL, 60), 0);
 	free(capture);
@@ -179,7 +120,7 @@ START_TEST(test_no_gpu)
 	NEED_BPF();
 	ck_assert_int_eq(run_command(record, NULL, NULL, 60), 0);
 	ck_assert_int_eq(run_command(report_json, json_path, NULL, 60), 0);
-	report = read_json(json_path);
+	report = read_json_file(json_path);
 	gpu = jv_get(report, "gpu");
 	ck_assert_msg(gpu && gpu->type == JV_NULL, "GPU activity recorded with --no-gpu");
 	processes = jv_get(report, "processes");
@@ -215,14 +156,14 @@ START_TEST(test_gpu_file)
 	record[8] = file_env;
 	ck_assert_int_eq(run_command(record, NULL, NULL, 60), 0);
 	ck_assert_int_eq(run_command(report_merged, json_path, NULL, 60), 0);
-	report = read_json(json_path);
+	report = read_json_file(json_path);
 	gpu = jv_get(report, "gpu");
 	ck_assert_msg(gpu && gpu->type == JV_OBJECT, "no GPU activity merged from the file");
-	check_truth(truth, gpu);
+	check_gpu_truth(truth, gpu);
 	jv_free(report);
 
 	ck_assert_int_eq(run_command(report_alone, json_path, NULL, 60), 0);
-	report = read_json(json_path);
+	report = read_json_file(json_path);
 	gpu = jv_get(report, "gpu");
 	ck_assert_msg(gpu && gpu->type == JV_OBJECT, "the GPU file alone did not read");
 	ck_assert_int_eq((long)jv_number(gpu, "kernels"), 17);

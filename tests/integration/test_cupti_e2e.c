@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The real collector, end to end, without a GPU: cuda_app loads
+ * liboptrace-cupti as the CUDA driver would, liboptrace-cupti opens
+ * libfakecupti.so as it would open libcupti.so (tests/fixtures/), and the
+ * kernels it "launches" travel CUPTI's way (timestamp callback, thread id
+ * type, buffers, CUDA 13 layouts, the periodic and the exit flush) through
+ * liboptrace's optrace_gpu probes into optrace record, whose report must
+ * equal the application's truth. Built only where CUPTI's headers are.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gpu_truth.h"
+#include "testlib.h"
+
+#define CUDA_APP OPTRACE_BUILD_DIR "/tests/cuda_app"
+#define FAKE_CUPTI OPTRACE_BUILD_DIR "/tests/libfakecupti.so"
+#define COLLECTOR OPTRACE_BUILD_DIR "/lib/liboptrace-cupti.so"
+
+static void use_fake_cupti(void)
+{
+	ck_assert_int_eq(setenv("OPTRACE_CUPTI_PATH", FAKE_CUPTI, 1), 0);
+	unsetenv("CUDA_INJECTION64_PATH");
+	unsetenv("OPTRACE_GPU_FILE");
+}
+
+START_TEST(test_recorded_through_bpf)
+{
+	char *capture = test_path("app.capture"), *truth = test_path("truth.txt");
+	char *json_path = test_path("report.json"), *text_path = test_path("report.txt");
+	char *record[] = { OPTRACE, "record", "-q",	"--cuda", "-o",
+			   capture, "--",     CUDA_APP, truth,	  NULL };
+	char *report_json[] = { OPTRACE, "report", "--json", capture, NULL };
+	char *report_text[] = { OPTRACE, "report", capture, NULL };
+	struct jv *report;
+	char *text;
+
+	NEED_BPF();
+	use_fake_cupti();
+	ck_assert_int_eq(run_command(record, NULL, NULL, 60), 0);
+	ck_assert_int_eq(gpu_truth_value(truth, "recorded"), 6);
+	ck_assert_int_eq(run_command(report_json, json_path, NULL, 60), 0);
+	report = read_json_file(json_path);
+	check_gpu_truth(truth, jv_get(report, "gpu"));
+	jv_free(report);
+	/* Names came through the kernel_name probe, from CUPTI's strings. */
+	ck_assert_int_eq(run_command(report_text, text_path, NULL, 60), 0);
+	text = read_file(text_path);
+	ck_assert_msg(strstr(text, "add_kernel<float>") && strstr(text, "sum_kernel<float>") &&
+			      strstr(text, "setup_kernel"),
+		      "%s", text);
+	free(text);
+	free(capture);
+	free(truth);
+	free(json_path);
+	free(text_path);
+}
+END_TEST
+
+/* No tracer, no file: CUPTI's activity is never turned on. */
+START_TEST(test_dormant_without_a_tracer)
+{
+	char *truth = test_path("truth.txt");
+	char *run[] = { CUDA_APP, truth, NULL };
+
+	use_fake_cupti();
+	ck_assert_int_eq(setenv("CUDA_INJECTION64_PATH", COLLECTOR, 1), 0);
+	ck_assert_int_eq(run_command(run, NULL, NULL, 60), 0);
+	ck_assert_int_eq(gpu_truth_value(truth, "recorded"), 0);
+	unsetenv("CUDA_INJECTION64_PATH");
+	free(truth);
+}
+END_TEST
+
+/* Where eBPF is not allowed: the collector's file, read by report. */
+START_TEST(test_file_mode)
+{
+	char *truth = test_path("truth.txt"), *gpu_file = test_path("gpu.bin");
+	char *json_path = test_path("report.json");
+	char *run[] = { CUDA_APP, truth, NULL };
+	char *report_json[] = { OPTRACE, "report", "--json", gpu_file, NULL };
+	const struct jv *gpu;
+	struct jv *report;
+
+	use_fake_cupti();
+	ck_assert_int_eq(setenv("CUDA_INJECTION64_PATH", COLLECTOR, 1), 0);
+	ck_assert_int_eq(setenv("OPTRACE_GPU_FILE", gpu_file, 1), 0);
+	ck_assert_int_eq(run_command(run, NULL, NULL, 60), 0);
+	unsetenv("CUDA_INJECTION64_PATH");
+	unsetenv("OPTRACE_GPU_FILE");
+	ck_assert_int_eq(gpu_truth_value(truth, "recorded"), 6);
+	ck_assert_int_eq(run_command(report_json, json_path, NULL, 60), 0);
+	report = read_json_file(json_path);
+	gpu = jv_get(report, "gpu");
+	ck_assert_msg(gpu && gpu->type == JV_OBJECT, "no GPU activity in the file");
+	ck_assert_int_eq((long)jv_number(gpu, "kernels"), 6);
+	ck_assert_int_eq((long)jv_number(gpu, "outside"), 6); /* no operations in a file */
+	jv_free(report);
+	free(truth);
+	free(gpu_file);
+	free(json_path);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("cupti_e2e");
+	TCase *tc = tcase_create("collector");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
+	tcase_add_test(tc, test_recorded_through_bpf);
+	tcase_add_test(tc, test_dormant_without_a_tracer);
+	tcase_add_test(tc, test_file_mode);
+	suite_add_tcase(suite, tc);
+
+	return run_suite(suite);
+}
