@@ -299,6 +299,7 @@ int USDT_PROBE(op_fallback, __u64 op, int reason, __u64 detail)
 	struct frame *frame = top_frame(current_thread(false), op);
 	struct fallback_key key = { .tgid = tgid, .reason = reason, .detail = detail };
 	__u64 *count, one = 1;
+	long err;
 
 	if (!frame)
 		return 0;
@@ -309,7 +310,15 @@ int USDT_PROBE(op_fallback, __u64 op, int reason, __u64 detail)
 		(*count)++;
 		return 0;
 	}
-	if (bpf_map_update_elem(&fallback_stats, &key, &one, BPF_NOEXIST) == -E2BIG)
+	err = bpf_map_update_elem(&fallback_stats, &key, &one, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		/* Another CPU created it meanwhile: count in ours. */
+		count = bpf_map_lookup_elem(&fallback_stats, &key);
+		if (count)
+			(*count)++;
+		return 0;
+	}
+	if (err == -E2BIG)
 		count_loss(STAT_LOSS_MAP_FULL);
 	copy_string(tgid, detail);
 	return 0;
@@ -374,6 +383,7 @@ int USDT_PROBE(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u
 	struct task_info info = { .name = name };
 	struct launch_key key = { .tgid = tgid, .name = name };
 	struct launch_stats *stats, first = { .count = 1, .points = points };
+	long err;
 
 	if (!is_target(tgid))
 		return 0;
@@ -390,7 +400,17 @@ int USDT_PROBE(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u
 		stats->points += points;
 		return 0;
 	}
-	if (bpf_map_update_elem(&launch_stats, &key, &first, BPF_NOEXIST) == -E2BIG)
+	err = bpf_map_update_elem(&launch_stats, &key, &first, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		/* Another CPU created it meanwhile (per-CPU values: ours is 0). */
+		stats = bpf_map_lookup_elem(&launch_stats, &key);
+		if (stats) {
+			stats->count++;
+			stats->points += points;
+		}
+		return 0;
+	}
+	if (err == -E2BIG)
 		count_loss(STAT_LOSS_MAP_FULL);
 	copy_string(tgid, name);
 	copy_string(tgid, info.root_name);
