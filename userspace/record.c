@@ -31,6 +31,7 @@
 
 #define POLL_MS 10
 #define FLUSH_MS 1000
+#define GPU_GRACE_MS 2000 /* liboptrace-cupti flushes every 1000 ms; slack for a busy host */
 
 static struct {
 	const char *output;
@@ -140,6 +141,16 @@ static int on_record(void *ctx, void *data, size_t size)
 		recorder->gpu_records++;
 	recorder->bytes += size;
 	return 0;
+}
+
+static void drain_for(struct ring_buffer *ring, long ms)
+{
+	struct timespec tick = { 0, POLL_MS * 1000 * 1000 };
+
+	for (long waited = 0; waited < ms; waited += POLL_MS) {
+		nanosleep(&tick, NULL);
+		ring_buffer__consume(ring);
+	}
 }
 
 static void read_losses(struct record_bpf *skel, uint64_t losses[RECORD_LOSS__COUNT])
@@ -333,6 +344,13 @@ int cmd_record(int argc, char **argv)
 	}
 	/* What the targets fired up to here. */
 	ring_buffer__consume(ring);
+	/*
+	 * CUPTI still holds up to a second of GPU records, which the collector
+	 * flushes every second: wait for that flush while still attached, or
+	 * the work of the last second is lost (detached, its probes fire to no one).
+	 */
+	if (recorder.gpu_records && !recorder.error && tracer_alive(&tracer))
+		drain_for(ring, GPU_GRACE_MS);
 	if (recorder.error)
 		fprintf(stderr, "\noptrace: cannot write %s: %s; it holds what came before\n",
 			env.output, strerror(-recorder.error));

@@ -9,6 +9,8 @@
  * equal the application's truth. Built only where CUPTI's headers are.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +61,66 @@ START_TEST(test_recorded_through_bpf)
 	free(truth);
 	free(json_path);
 	free(text_path);
+}
+END_TEST
+
+static pid_t spawn(char *const argv[])
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, STDOUT_FILENO);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	ck_assert_int_gt(pid, 0);
+	return pid;
+}
+
+/*
+ * Attached to a live CUDA process, and stopped right after its last launch:
+ * the collector arms CUPTI when the tracer comes, and optrace waits for its
+ * next periodic flush before it detaches, so the last launch is not lost.
+ */
+START_TEST(test_attach_live_and_stop)
+{
+	char *capture = test_path("live.capture"), *truth = test_path("truth.txt");
+	char *json_path = test_path("report.json"), pid_text[16];
+	char *app[] = { CUDA_APP, truth, NULL };
+	char *record[] = { OPTRACE, "record", "-q", "-o", capture, "-p", pid_text, NULL };
+	char *report_json[] = { OPTRACE, "report", "--json", capture, NULL };
+	pid_t app_pid, optrace_pid;
+	struct jv *report;
+	int status;
+
+	NEED_BPF();
+	use_fake_cupti();
+	ck_assert_int_eq(setenv("CUDA_INJECTION64_PATH", COLLECTOR, 1), 0);
+	ck_assert_int_eq(setenv("CUDA_APP_LIVE", "1", 1), 0);
+	app_pid = spawn(app);
+	unsetenv("CUDA_INJECTION64_PATH");
+	unsetenv("CUDA_APP_LIVE");
+	usleep(300 * 1000); /* loaded and waiting for a tracer */
+	snprintf(pid_text, sizeof(pid_text), "%d", app_pid);
+	optrace_pid = spawn(record);
+	/* The truth is written right after the last launch. */
+	for (int waited = 0; access(truth, F_OK) && waited < 1500; waited++)
+		usleep(10 * 1000);
+	ck_assert_msg(!access(truth, F_OK), "cuda_app never saw the tracer");
+	kill(optrace_pid, SIGINT);
+	ck_assert_int_eq(waitpid(optrace_pid, &status, 0), optrace_pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "optrace record: %d", status);
+	ck_assert_int_eq(waitpid(app_pid, &status, 0), app_pid);
+	ck_assert_int_eq(gpu_truth_value(truth, "recorded"), 6);
+	ck_assert_int_eq(run_command(report_json, json_path, NULL, 60), 0);
+	report = read_json_file(json_path);
+	check_gpu_truth(truth, jv_get(report, "gpu"));
+	jv_free(report);
+	free(capture);
+	free(truth);
+	free(json_path);
 }
 END_TEST
 
@@ -115,6 +177,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
 	tcase_add_test(tc, test_recorded_through_bpf);
+	tcase_add_test(tc, test_attach_live_and_stop);
 	tcase_add_test(tc, test_dormant_without_a_tracer);
 	tcase_add_test(tc, test_file_mode);
 	suite_add_tcase(suite, tc);
