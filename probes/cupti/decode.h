@@ -46,7 +46,7 @@ struct gpu_names {
 
 struct gpu_decoder {
 	struct gpu_names names;
-	uint32_t session; /* a tracer's stay: each gets every name it sees, once */
+	uint32_t session;      /* a tracer's stay: each gets every name it sees, once */
 	uint64_t records;      /* decoded */
 	uint64_t unknown;      /* records of kinds not decoded */
 	uint64_t time_invalid; /* decoded with OPTRACE_GPU_F_TIME_INVALID */
