@@ -6,6 +6,7 @@
 #include <argp.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,42 @@ static void keep_optrace_providers(struct usdt_notes *notes)
 	notes->count = kept;
 }
 
+/*
+ * For a CUDA process: whether liboptrace-cupti is in it, since without it
+ * the optrace_gpu probes never fire however armed.
+ */
+static void print_gpu_collector(pid_t pid)
+{
+	char maps_path[64], line[4096], collector[4096] = "";
+	bool cuda = false;
+	FILE *maps;
+
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
+	maps = fopen(maps_path, "re");
+	if (!maps)
+		return;
+	while (fgets(line, sizeof(line), maps)) {
+		char *file = strchr(line, '/');
+
+		if (!file)
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		if (strstr(file, "/libcuda.so") || strstr(file, "/libcudart"))
+			cuda = true;
+		if (strstr(file, "/liboptrace-cupti.so") && !collector[0])
+			snprintf(collector, sizeof(collector), "%s", file);
+	}
+	fclose(maps);
+	if (collector[0])
+		printf("GPU collector: %s (CUPTI is on while an optrace_gpu probe is armed)\n",
+		       collector);
+	else if (cuda)
+		printf("GPU collector: not loaded, so no GPU activity: start the process with "
+		       "CUDA_INJECTION64_PATH=PATH/liboptrace-cupti.so (or optrace record --cuda "
+		       "-- "
+		       "CMD)\n");
+}
+
 int cmd_list(int argc, char **argv)
 {
 	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
@@ -117,6 +154,7 @@ int cmd_list(int argc, char **argv)
 		snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", env.pid);
 		mem_fd = open(mem_path, O_RDONLY | O_CLOEXEC);
 		printf("process %d maps %s\n", env.pid, library.mapped_path);
+		print_gpu_collector(env.pid);
 	}
 
 	err = usdt_notes_read(path, NULL, &notes);

@@ -124,6 +124,36 @@ START_TEST(test_attach_live_and_stop)
 }
 END_TEST
 
+/* optrace list says whether a process has the collector in it. */
+START_TEST(test_list_shows_the_collector)
+{
+	char *truth = test_path("truth.txt"), *out = test_path("list.txt"), pid_text[16], *text;
+	char *app[] = { CUDA_APP, truth, NULL };
+	char *list[] = { OPTRACE, "list", "-p", pid_text, NULL };
+	pid_t app_pid;
+
+	NEED_BPF();
+	use_fake_cupti();
+	ck_assert_int_eq(setenv("CUDA_INJECTION64_PATH", COLLECTOR, 1), 0);
+	ck_assert_int_eq(setenv("CUDA_APP_LIVE", "1", 1), 0);
+	app_pid = spawn(app);
+	unsetenv("CUDA_INJECTION64_PATH");
+	unsetenv("CUDA_APP_LIVE");
+	usleep(300 * 1000);
+	snprintf(pid_text, sizeof(pid_text), "%d", app_pid);
+	ck_assert_int_eq(run_command(list, out, NULL, 30), 0);
+	kill(app_pid, SIGKILL);
+	waitpid(app_pid, NULL, 0);
+	text = read_file(out);
+	ck_assert_msg(strstr(text, "GPU collector: ") && strstr(text, "/liboptrace-cupti.so") &&
+			      strstr(text, "optrace_gpu:kernel "),
+		      "%s", text);
+	free(text);
+	free(truth);
+	free(out);
+}
+END_TEST
+
 /* No tracer, no file: CUPTI's activity is never turned on. */
 START_TEST(test_dormant_without_a_tracer)
 {
@@ -178,6 +208,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
 	tcase_add_test(tc, test_recorded_through_bpf);
 	tcase_add_test(tc, test_attach_live_and_stop);
+	tcase_add_test(tc, test_list_shows_the_collector);
 	tcase_add_test(tc, test_dormant_without_a_tracer);
 	tcase_add_test(tc, test_file_mode);
 	suite_add_tcase(suite, tc);
