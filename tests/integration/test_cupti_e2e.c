@@ -169,6 +169,22 @@ START_TEST(test_dormant_without_a_tracer)
 }
 END_TEST
 
+/* optrace stat does not arm the GPU probes: CUPTI stays off under it. */
+START_TEST(test_stat_leaves_cupti_off)
+{
+	char *truth = test_path("truth.txt");
+	char *stat[] = { OPTRACE, "stat", "--json", "--", CUDA_APP, truth, NULL };
+
+	NEED_BPF();
+	use_fake_cupti();
+	ck_assert_int_eq(setenv("CUDA_INJECTION64_PATH", COLLECTOR, 1), 0);
+	ck_assert_int_eq(run_command(stat, NULL, NULL, 60), 0);
+	unsetenv("CUDA_INJECTION64_PATH");
+	ck_assert_int_eq(gpu_truth_value(truth, "recorded"), 0);
+	free(truth);
+}
+END_TEST
+
 /* Where eBPF is not allowed: the collector's file, read by report. */
 START_TEST(test_file_mode)
 {
@@ -210,6 +226,7 @@ int main(void)
 	tcase_add_test(tc, test_attach_live_and_stop);
 	tcase_add_test(tc, test_list_shows_the_collector);
 	tcase_add_test(tc, test_dormant_without_a_tracer);
+	tcase_add_test(tc, test_stat_leaves_cupti_off);
 	tcase_add_test(tc, test_file_mode);
 	suite_add_tcase(suite, tc);
 
