@@ -405,7 +405,7 @@ static void on_gpu(void *ctx, const struct profile *profile, const struct profil
 	if (!gpu->op && !run && first_drawn(profile, gpu)) {
 		struct unquoted name = { .writer = writer };
 
-		begin_event(writer, "X", gpu->tgid, launch->tid);
+		begin_event(writer, "X", gpu->tgid, gpu->tid);
 		put(writer, ",\"cat\":\"launch\",\"name\":\"launch ");
 		json_escape(gpu->name, put_unquoted, &name);
 		write_span(writer, launch->start_ns, launch->end_ns);
@@ -413,7 +413,7 @@ static void on_gpu(void *ctx, const struct profile *profile, const struct profil
 		put_u64(writer, launch->correlation_id);
 		put(writer, "}}");
 	}
-	write_flow(writer, ++writer->flow_ids, gpu->tgid, launch->tid, launch->start_ns, tid,
+	write_flow(writer, ++writer->flow_ids, gpu->tgid, gpu->tid, launch->start_ns, tid,
 		   activity->start_ns);
 }
 

@@ -671,7 +671,7 @@ static int outside_provenance(struct process *process, const struct profile_gpu 
 	};
 
 	if (gpu->launch)
-		snprintf(tid, sizeof(tid), "%u", gpu->launch->tid);
+		snprintf(tid, sizeof(tid), "%u", gpu->tid);
 	else
 		snprintf(tid, sizeof(tid), "unknown (launch not captured)");
 	legion_prof_provenance_json(text, sizeof(text), "launched outside any operation", pairs,
@@ -711,7 +711,7 @@ static int launcher_of(struct exporter *exporter, struct process *process,
 	if (gpu->op)
 		issuer = idmap_get(&process->issuers, gpu->op->tid, 0);
 	else if (gpu->launch)
-		issuer = idmap_get(&process->issuers, gpu->launch->tid, 0);
+		issuer = idmap_get(&process->issuers, gpu->tid, 0);
 	if (issuer && issuer->span) {
 		*parent = issuer->op;
 		*creator = issuer->fevent;

@@ -8,6 +8,7 @@
 #define UNREADABLE ((char *)1) /* a string the kernel could not read */
 
 struct profile_thread {
+	uint32_t tid;		   /* the host's id */
 	struct profile_op **stack; /* open operations, outermost first */
 	size_t depth;
 	size_t capacity;
@@ -15,6 +16,7 @@ struct profile_thread {
 	struct profile_wait wait;		    /* the wait in progress, when wait.begin_ns */
 	const struct gpu_thread_launches *launches; /* its GPU launches, if any */
 	uint32_t cupti_tid;			    /* their thread id in CUPTI's records */
+	bool launches_taken;			    /* looked up, found or not */
 	size_t next_launch;			    /* the first not attributed yet */
 };
 
@@ -49,14 +51,25 @@ const char *profile_string(const struct profile *profile, uint32_t tgid, uint64_
 	return text ? text : "(not captured)";
 }
 
-/* The launches CUPTI recorded under thread id cupti_tid become thread's. */
+/*
+ * The launches CUPTI recorded under thread id cupti_tid become thread's,
+ * unless another thread took them (a host tid equal to another thread's
+ * container tid): then it has none, rather than another's.
+ */
 static void take_launches(struct profile *profile, struct profile_thread *thread, uint32_t tgid,
 			  uint32_t cupti_tid)
 {
-	thread->launches = gpu_index_thread(profile->gpu, tgid, cupti_tid);
+	const struct gpu_thread_launches *launches =
+		gpu_index_thread(profile->gpu, tgid, cupti_tid);
+	void *owner = idmap_get(&profile->gpu_claimed, tgid, cupti_tid);
+
+	thread->launches_taken = true;
 	thread->cupti_tid = cupti_tid;
-	if (thread->launches)
-		idmap_put(&profile->gpu_claimed, tgid, cupti_tid, (void *)1);
+	if (!launches || (owner && owner != thread))
+		return;
+	if (idmap_put(&profile->gpu_claimed, tgid, cupti_tid, thread))
+		return; /* no memory: left to the end, as unclaimed */
+	thread->launches = launches;
 }
 
 static struct profile_thread *thread_of(struct profile *profile, uint32_t tgid, uint32_t tid)
@@ -66,12 +79,12 @@ static struct profile_thread *thread_of(struct profile *profile, uint32_t tgid, 
 	if (thread)
 		return thread;
 	thread = calloc(1, sizeof(*thread));
+	if (thread)
+		thread->tid = tid;
 	if (thread && idmap_put(&profile->threads, tgid, tid, thread)) {
 		free(thread);
 		thread = NULL;
 	}
-	if (thread && profile->gpu)
-		take_launches(profile, thread, tgid, tid);
 	return thread;
 }
 
@@ -110,12 +123,13 @@ static void open_frame(struct profile *profile, struct profile_thread *thread,
 }
 
 static void emit_gpu(struct profile *profile, const struct gpu_activity *activity,
-		     const struct gpu_launch *launch, struct profile_run *run,
+		     const struct gpu_launch *launch, uint32_t tid, struct profile_run *run,
 		     struct profile_op *op)
 {
 	uint64_t duration = activity->end_ns - activity->start_ns;
 	struct profile_gpu gpu = {
 		.tgid = activity->tgid,
+		.tid = tid,
 		.activity = activity,
 		.launch = launch,
 		.name = gpu_activity_name(profile->gpu, activity),
@@ -150,12 +164,15 @@ static void emit_launch(struct profile *profile, struct profile_thread *thread,
 {
 	struct profile_run *run = NULL;
 	struct profile_op *op = NULL;
+	/* The host's id of the launching thread; CUPTI's when it had no frames. */
+	uint32_t tid = thread ? thread->tid : launch->tid;
 
 	/* A launch whose time CUPTI did not give belongs to no frame. */
 	if (launch->start_ns)
 		open_frame(profile, thread, &run, &op);
 	for (uint32_t i = 0; i < launch->activity_count; i++)
-		emit_gpu(profile, gpu_launch_activity(profile->gpu, launch, i), launch, run, op);
+		emit_gpu(profile, gpu_launch_activity(profile->gpu, launch, i), launch, tid, run,
+			 op);
 }
 
 /* The thread's launches that began before until_ns, in the frames open now. */
@@ -182,12 +199,15 @@ static void gpu_before_frame_change(struct profile *profile, const struct record
 
 	if (!thread)
 		return;
-	/* In a container CUPTI names threads as the container's pid namespace does. */
-	if (event->ns_tid && event->ns_tid != thread->cupti_tid && !thread->next_launch) {
-		if (thread->launches)
-			idmap_remove(&profile->gpu_claimed, event->tgid, thread->cupti_tid);
-		take_launches(profile, thread, event->tgid, event->ns_tid);
-	}
+	/*
+	 * At its first op_begin or task_begin, which carry the thread's id in
+	 * its own pid namespace: what CUPTI reports, in a container too (0 in
+	 * captures from before optrace recorded it: the host's id then). A thread
+	 * first seen ending something begun earlier takes none yet.
+	 */
+	if (!thread->launches_taken &&
+	    (event->type == RECORD_OP_BEGIN || event->type == RECORD_TASK_BEGIN))
+		take_launches(profile, thread, event->tgid, event->ns_tid ?: event->tid);
 	attribute_until(profile, thread, event->timestamp);
 }
 
@@ -207,7 +227,7 @@ static void gpu_finish(struct profile *profile)
 	}
 	for (size_t i = 0; i < gpu->activity_count; i++) {
 		if (gpu->activities[i].launch == GPU_NO_LAUNCH)
-			emit_gpu(profile, &gpu->activities[i], NULL, NULL, NULL);
+			emit_gpu(profile, &gpu->activities[i], NULL, 0, NULL, NULL);
 	}
 }
 

@@ -85,6 +85,7 @@ struct profile_run {
  */
 struct profile_gpu {
 	uint32_t tgid;
+	uint32_t tid; /* the launching thread, as the host numbers it (0: launch not recorded) */
 	const struct gpu_activity *activity;
 	const struct gpu_launch *launch; /* NULL: its API record was not captured */
 	const char *name;		 /* kernel name, "memcpy HtoD", ... */
@@ -145,7 +146,7 @@ struct profile {
 	struct idmap tasks;	     /* (tgid, task id) -> struct profile_task, while points run */
 	struct idmap strings;	     /* (tgid, address) -> char * */
 	const struct gpu_index *gpu; /* sealed; NULL: no GPU activity */
-	struct idmap gpu_claimed;    /* (tgid, CUPTI's tid) -> 1: launches a thread took */
+	struct idmap gpu_claimed;    /* (tgid, CUPTI's tid) -> the thread that took its launches */
 	struct profile_stats stats;
 };
 

@@ -69,7 +69,11 @@ START_TEST(test_pid_namespace)
 	char *record[] = { OPTRACE,   "record", "-q",	  "-o",	      capture, "--",
 			   "unshare", "--pid",	"--fork", GPU_REPLAY, truth,   NULL };
 	char *report_json[] = { OPTRACE, "report", "--json", capture, NULL };
-	struct jv *report;
+	char *trace_path = test_path("trace.json");
+	char *chrome[] = { OPTRACE, "export", "--chrome", "-o", trace_path, capture, NULL };
+	const struct jv *events;
+	struct jv *report, *trace;
+	int flows = 0;
 
 	NEED_BPF();
 	ck_assert_int_eq(run_command(record, NULL, NULL, 60), 0);
@@ -77,6 +81,32 @@ START_TEST(test_pid_namespace)
 	report = read_json_file(json_path);
 	check_gpu_truth(truth, jv_get(report, "gpu"));
 	jv_free(report);
+	/* Flows start on the launching threads' tracks: the host's ids, not CUPTI's. */
+	ck_assert_int_eq(run_command(chrome, NULL, NULL, 60), 0);
+	trace = read_json_file(trace_path);
+	events = jv_get(trace, "traceEvents");
+	ck_assert_ptr_nonnull(events);
+	for (size_t i = 0; i < events->count; i++) {
+		const struct jv *flow = events->items[i];
+		bool on_a_track = false;
+
+		if (strcmp(jv_string(flow, "ph"), "s"))
+			continue;
+		for (size_t j = 0; j < events->count && !on_a_track; j++) {
+			const struct jv *slice = events->items[j];
+
+			on_a_track = !strcmp(jv_string(slice, "ph"), "X") &&
+				     (!strcmp(jv_string(slice, "cat"), "op") ||
+				      !strcmp(jv_string(slice, "cat"), "task")) &&
+				     jv_number(slice, "tid") == jv_number(flow, "tid");
+		}
+		ck_assert_msg(on_a_track, "a flow starts on thread %.0f, which ran nothing",
+			      jv_number(flow, "tid"));
+		flows++;
+	}
+	ck_assert_int_ge(flows, 16);
+	jv_free(trace);
+	free(trace_path);
 	free(capture);
 	free(truth);
 	free(json_path);

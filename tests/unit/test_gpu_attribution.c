@@ -320,6 +320,48 @@ START_TEST(test_gpu_file)
 }
 END_TEST
 
+static void feed_ns(uint64_t ts, uint32_t tid, uint32_t ns_tid, int type, uint64_t a0, uint64_t a1,
+		    uint64_t a2, uint64_t a3)
+{
+	struct record_event event = {
+		.timestamp = ts,
+		.tgid = PID,
+		.tid = tid,
+		.type = (__u16)type,
+		.ns_tid = ns_tid,
+		.args = { a0, a1, a2, a3, 0 },
+	};
+
+	ck_assert_int_eq(profile_feed(&profile, &event, sizeof(event)), 0);
+}
+
+/*
+ * In a container CUPTI's tids are the container's: thread B (host 5000,
+ * container 7) and thread A (host 7, container 8). A's host id equals B's
+ * container id; each still gets its own launches, once. A is first seen
+ * ending an op begun before the capture (no container id on an end).
+ */
+START_TEST(test_container_tids)
+{
+	add_api(7, 1, 400, 0);
+	add_kernel(1, 1000, 0);
+	add_api(8, 2, 600, 0);
+	add_kernel(2, 1100, 0);
+	ck_assert_int_eq(gpu_index_seal(&gpu), 0);
+	profile_set_gpu(&profile, &gpu);
+	feed_ns(100, 5000, 7, RECORD_OP_BEGIN, 1, 0, 0, ADD);
+	feed_ns(300, 7, 0, RECORD_OP_END, 99, 0, 0, 0); /* begun before the capture */
+	feed_ns(500, 7, 8, RECORD_OP_BEGIN, 2, 0, 0, HELPER);
+	feed_ns(900, 7, 0, RECORD_OP_END, 2, 0, 0, 0);
+	feed_ns(1000, 5000, 0, RECORD_OP_END, 1, 0, 0, 0);
+	profile_finish(&profile);
+	ck_assert_int_eq(seen_count, 2);
+	ck_assert_uint_eq(find(1)->op, 1);
+	ck_assert_uint_eq(find(2)->op, 2);
+	ck_assert_uint_eq(profile.stats.gpu_outside, 0);
+}
+END_TEST
+
 /*
  * A task point past the task's count still runs after its op ended: its
  * launches go to no op, and the run handed over names none (not a freed one).
@@ -472,6 +514,7 @@ int main(void)
 	tcase_add_test(tc, test_cut_frames);
 	tcase_add_test(tc, test_gpu_file);
 	tcase_add_test(tc, test_point_past_its_task);
+	tcase_add_test(tc, test_container_tids);
 	tcase_add_test(tc, test_root_not_an_ancestor);
 	tcase_add_test(tc, test_bad_times_and_duplicates);
 	tcase_add_test(tc, test_report_names_printable);
