@@ -97,7 +97,10 @@ static __always_inline __u32 ns_tid(void)
 	unsigned int level = BPF_CORE_READ(pid, level);
 	int nr = 0;
 
-	bpf_core_read(&nr, sizeof(nr), &pid->numbers[level & 31].nr);
+	/* Levels run 0 to MAX_PID_NS_LEVEL (32); numbers[] has level + 1 entries. */
+	if (level > 32)
+		return 0;
+	bpf_core_read(&nr, sizeof(nr), &pid->numbers[level].nr);
 	return (__u32)nr;
 }
 

@@ -441,28 +441,39 @@ static size_t drop_duplicates(void *array, size_t count, size_t size,
  */
 struct correlation_table {
 	uint32_t tgid;
-	uint32_t max;	     /* the largest id, when dense */
-	uint32_t *launch_of; /* [id] -> launch + 1; NULL: sparse, in the hash */
+	uint32_t min;	     /* the smallest id, when dense (a late tracer sees large ones) */
+	uint32_t max;	     /* the largest */
+	uint32_t *launch_of; /* [id - min] -> launch + 1; NULL: sparse, in the hash */
 };
 
 struct correlations {
-	struct correlation_table *tables;
+	struct correlation_table *tables; /* by process id, as the launches are sorted */
 	size_t count;
+	size_t capacity;
+	size_t dense_slots; /* of all tables: bounded by the launches' count */
 	struct idmap sparse;
 	size_t last; /* the table of the last lookup: records come in runs of one process */
 };
 
+static int by_table_tgid(const void *key, const void *member)
+{
+	uint32_t tgid = *(const uint32_t *)key;
+	const struct correlation_table *table = member;
+
+	return tgid < table->tgid ? -1 : tgid > table->tgid;
+}
+
 static struct correlation_table *table_of(struct correlations *c, uint32_t tgid)
 {
+	struct correlation_table *table;
+
 	if (c->count && c->tables[c->last].tgid == tgid)
 		return &c->tables[c->last];
-	for (size_t i = 0; i < c->count; i++) {
-		if (c->tables[i].tgid == tgid) {
-			c->last = i;
-			return &c->tables[i];
-		}
-	}
-	return NULL;
+	table = c->count ? bsearch(&tgid, c->tables, c->count, sizeof(*c->tables), by_table_tgid)
+			 : NULL;
+	if (table)
+		c->last = (size_t)(table - c->tables);
+	return table;
 }
 
 static size_t correlation_get(struct correlations *c, uint32_t tgid, uint32_t id)
@@ -473,7 +484,7 @@ static size_t correlation_get(struct correlations *c, uint32_t tgid, uint32_t id
 		return 0;
 	if (!table->launch_of)
 		return (uintptr_t)idmap_get(&c->sparse, tgid, id);
-	return id <= table->max ? table->launch_of[id] : 0;
+	return id >= table->min && id <= table->max ? table->launch_of[id - table->min] : 0;
 }
 
 static int correlation_put(struct correlations *c, uint32_t tgid, uint32_t id, size_t launch)
@@ -481,36 +492,55 @@ static int correlation_put(struct correlations *c, uint32_t tgid, uint32_t id, s
 	struct correlation_table *table = table_of(c, tgid);
 
 	if (table->launch_of) {
-		table->launch_of[id] = (uint32_t)(launch + 1);
+		table->launch_of[id - table->min] = (uint32_t)(launch + 1);
 		return 0;
 	}
 	return idmap_put(&c->sparse, tgid, id, (void *)(uintptr_t)(launch + 1));
 }
 
-/* One table per process of the launches (sorted by process first). */
+/*
+ * One table per process of the launches (sorted by process first): a plain
+ * array over its ids' range when CUPTI's dense numbering makes that small,
+ * all arrays together at most 4 slots a launch; else hashed.
+ */
 static int correlation_tables(struct gpu_index *index, struct correlations *c)
 {
-	for (size_t i = 0; i < index->launch_count;) {
-		struct correlation_table *grown, *table;
-		uint32_t tgid = index->launches[i].tgid, max = 0;
-		size_t n = 0;
+	size_t budget = 4 * index->launch_count + 65536;
 
-		for (; i < index->launch_count && index->launches[i].tgid == tgid; i++, n++) {
-			if (index->launches[i].correlation_id > max)
-				max = index->launches[i].correlation_id;
+	for (size_t i = 0; i < index->launch_count;) {
+		uint32_t tgid = index->launches[i].tgid, min = UINT32_MAX, max = 0;
+		struct correlation_table *table;
+		size_t slots;
+
+		for (; i < index->launch_count && index->launches[i].tgid == tgid; i++) {
+			uint32_t id = index->launches[i].correlation_id;
+
+			if (!id)
+				continue;
+			min = id < min ? id : min;
+			max = id > max ? id : max;
 		}
-		grown = realloc(c->tables, (c->count + 1) * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		c->tables = grown;
+		if (c->count == c->capacity) {
+			size_t capacity = c->capacity ? c->capacity * 2 : 16;
+			struct correlation_table *grown =
+				realloc(c->tables, capacity * sizeof(*grown));
+
+			if (!grown)
+				return -ENOMEM;
+			c->tables = grown;
+			c->capacity = capacity;
+		}
 		table = &c->tables[c->count++];
 		table->tgid = tgid;
+		table->min = min;
 		table->max = max;
 		table->launch_of = NULL;
-		if (max <= 4 * n + 65536 && index->launch_count < UINT32_MAX) {
-			table->launch_of = calloc((size_t)max + 1, sizeof(*table->launch_of));
+		slots = max >= min ? (size_t)(max - min) + 1 : 0;
+		if (slots && c->dense_slots + slots <= budget && index->launch_count < UINT32_MAX) {
+			table->launch_of = calloc(slots, sizeof(*table->launch_of));
 			if (!table->launch_of)
 				return -ENOMEM;
+			c->dense_slots += slots;
 		}
 	}
 	return 0;
@@ -660,6 +690,21 @@ static int group_by_launch(struct gpu_index *index)
 		}
 		launch = &index->launches[index->activities[i].launch];
 		index->by_launch[launch->first_activity + launch->activity_count++] = i;
+	}
+	/* Each launch's by device time (an insertion sort: they are one or a few). */
+	for (size_t l = 0; l < index->launch_count; l++) {
+		size_t *run = index->by_launch + index->launches[l].first_activity;
+
+		for (uint32_t i = 1; i < index->launches[l].activity_count; i++) {
+			size_t moving = run[i];
+			uint32_t j = i;
+
+			for (; j > 0 && index->activities[run[j - 1]].start_ns >
+						index->activities[moving].start_ns;
+			     j--)
+				run[j] = run[j - 1];
+			run[j] = moving;
+		}
 	}
 	return 0;
 }

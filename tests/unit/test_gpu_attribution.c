@@ -320,6 +320,20 @@ START_TEST(test_gpu_file)
 }
 END_TEST
 
+/* A tracer that came late sees CUPTI's ids in the millions: still found (dense from min). */
+START_TEST(test_late_correlation_ids)
+{
+	add_api(WORKER, 5000001, 400, 0);
+	add_kernel(5000001, 2000, 0);
+	add_api(MAIN, 5000000, 150, 0);
+	add_kernel(5000000, 1000, 0);
+	feed_ops();
+	ck_assert_int_eq(seen_count, 2);
+	ck_assert_int_eq(find(5000001)->variant, OPTRACE_VARIANT_GPU);
+	ck_assert_uint_eq(find(5000000)->op, 1);
+}
+END_TEST
+
 static void feed_ns(uint64_t ts, uint32_t tid, uint32_t ns_tid, int type, uint64_t a0, uint64_t a1,
 		    uint64_t a2, uint64_t a3)
 {
@@ -515,6 +529,7 @@ int main(void)
 	tcase_add_test(tc, test_gpu_file);
 	tcase_add_test(tc, test_point_past_its_task);
 	tcase_add_test(tc, test_container_tids);
+	tcase_add_test(tc, test_late_correlation_ids);
 	tcase_add_test(tc, test_root_not_an_ancestor);
 	tcase_add_test(tc, test_bad_times_and_duplicates);
 	tcase_add_test(tc, test_report_names_printable);
