@@ -19,6 +19,12 @@ bool optrace_gpu_enabled(void)
 	       OPTRACE_GPU_DROPPED_ENABLED();
 }
 
+unsigned int optrace_gpu_tracers(void)
+{
+	/* Each tracer attached to the probe adds one to its semaphore. */
+	return __atomic_load_n(&optrace_gpu_kernel_name_semaphore, __ATOMIC_RELAXED);
+}
+
 void optrace_gpu_record(const void *record)
 {
 	const struct optrace_gpu_head *head = record;

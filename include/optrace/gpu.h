@@ -169,6 +169,11 @@ struct optrace_gpu_file_header {
  * batch: it is true while a tracer has armed any optrace_gpu probe.
  */
 bool optrace_gpu_enabled(void);
+/*
+ * How many tracers listen for kernel names now. A producer sends each name
+ * again when it grows: a tracer that came later has not seen them.
+ */
+unsigned int optrace_gpu_tracers(void);
 /* Fires the probe of record's type; the record need only live for the call. */
 void optrace_gpu_record(const void *record);
 /* Kernel name name_id (from 1) is name: fire before its first kernel. The

@@ -183,11 +183,28 @@ static void disarm(struct gpu_collector *c)
 	}
 }
 
+/*
+ * A tracer came (more listen than before): names go again before their next
+ * kernel, as it saw none of them. Also in file mode, armed all along.
+ */
+static void notice_new_tracers(struct gpu_collector *c)
+{
+	unsigned int tracers = c->tracers ? c->tracers() : 0;
+
+	if (tracers > c->last_tracers) {
+		pthread_mutex_lock(&c->decode_lock);
+		gpu_decoder_new_session(&c->decoder);
+		pthread_mutex_unlock(&c->decode_lock);
+	}
+	c->last_tracers = tracers;
+}
+
 bool gpu_collector_update(struct gpu_collector *c)
 {
 	bool want, active;
 
 	pthread_mutex_lock(&c->state_lock);
+	notice_new_tracers(c);
 	want = !c->shut_down && wanted(c);
 	active = atomic_load(&c->active);
 	if (want && !active)

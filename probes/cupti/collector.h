@@ -48,7 +48,9 @@ extern const unsigned int gpu_activity_kind_count;
 
 struct gpu_collector {
 	const struct cupti_api *api;
-	bool (*armed)(void); /* a tracer is attached: any optrace_gpu semaphore set */
+	bool (*armed)(void);	       /* a tracer is attached: any optrace_gpu semaphore set */
+	unsigned int (*tracers)(void); /* how many listen for kernel names; NULL: unknown */
+	unsigned int last_tracers;
 	struct gpu_sink probes;
 	struct gpu_file_writer file;
 	bool to_file;

@@ -133,6 +133,7 @@ static int initialize(void)
 	if (load_cupti(&cupti))
 		return 0;
 	err = gpu_collector_init(&collector, &cupti, tracer_armed, &probes, file);
+	collector.tracers = optrace_gpu_tracers;
 	if (err) {
 		fprintf(stderr, "optrace-cupti: cannot create %s: %s\n", file, strerror(-err));
 		return 0;

@@ -319,6 +319,41 @@ START_TEST(test_names_again_for_each_tracer)
 }
 END_TEST
 
+static unsigned int tracer_count;
+
+static unsigned int fake_tracers(void)
+{
+	return tracer_count;
+}
+
+/*
+ * Armed all along for a file, then a tracer comes; then a second one while
+ * the first stays: each hears the names of kernels it sees.
+ */
+START_TEST(test_names_again_for_a_later_tracer)
+{
+	char *path = test_path("gpu.bin");
+	CUpti_ActivityKernel10 k;
+
+	memset(&k, 0, sizeof(k));
+	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k.start = 10;
+	k.end = 20;
+	k.name = "saxpy";
+	tracer_count = 0;
+	ck_assert_int_eq(gpu_collector_init(&collector, &fake, fake_armed, &probes, path), 0);
+	collector.tracers = fake_tracers;
+	for (unsigned int tracers = 0; tracers <= 2; tracers++) {
+		tracer_count = tracers;
+		ck_assert(gpu_collector_update(&collector));
+		stage(&k, sizeof(k));
+		ck_assert_int_eq(fake_flush(0), CUPTI_SUCCESS);
+		ck_assert_int_eq(probe_names, (int)tracers + 1);
+	}
+	free(path);
+}
+END_TEST
+
 START_TEST(test_exit_when_dormant_touches_nothing)
 {
 	ck_assert_int_eq(gpu_collector_init(&collector, &fake, fake_armed, &probes, NULL), 0);
@@ -463,6 +498,7 @@ int main(void)
 	tcase_add_test(tc, test_dormant_armed_disarmed);
 	tcase_add_test(tc, test_exit_flushes_records_to_the_probes);
 	tcase_add_test(tc, test_names_again_for_each_tracer);
+	tcase_add_test(tc, test_names_again_for_a_later_tracer);
 	tcase_add_test(tc, test_exit_when_dormant_touches_nothing);
 	tcase_add_test(tc, test_poller_arms_and_disarms);
 	tcase_add_test(tc, test_file_round_trip);
