@@ -49,6 +49,7 @@ struct recorder {
 	struct capture_writer *writer;
 	uint64_t events;
 	uint64_t gpu_records; /* tells report and export whether to read GPU records ahead */
+	bool gpu_only;	      /* after the stop, while the collector's last flush comes */
 	uint64_t bytes;
 	int error;
 };
@@ -132,6 +133,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	int err;
 
 	if (size < sizeof(*event))
+		return 0;
+	if (recorder->gpu_only && (event->type < RECORD_GPU || event->type > RECORD_GPU_DROPPED))
 		return 0;
 	err = capture_write(recorder->writer, event->type, data, (uint32_t)size);
 	if (err && !recorder->error)
@@ -347,10 +350,14 @@ int cmd_record(int argc, char **argv)
 	/*
 	 * CUPTI still holds up to a second of GPU records, which the collector
 	 * flushes every second: wait for that flush while still attached, or
-	 * the work of the last second is lost (detached, its probes fire to no one).
+	 * the work of the last second is lost (detached, its probes fire to no
+	 * one). Only GPU records are kept meanwhile: the rest ends at the stop.
 	 */
-	if (recorder.gpu_records && !recorder.error && tracer_alive(&tracer))
+	if (!recorder.error && tracer_alive(&tracer) &&
+	    (recorder.gpu_records || tracer_targets_map(&tracer, "/liboptrace-cupti.so"))) {
+		recorder.gpu_only = true; /* the capture ends here for everything else */
 		drain_for(ring, GPU_GRACE_MS);
+	}
 	if (recorder.error)
 		fprintf(stderr, "\noptrace: cannot write %s: %s; it holds what came before\n",
 			env.output, strerror(-recorder.error));

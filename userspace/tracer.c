@@ -339,6 +339,42 @@ int tracer_attach(struct tracer *tracer)
 	return 0;
 }
 
+static bool maps_file(pid_t pid, const char *name)
+{
+	char path[64], line[4096];
+	bool found = false;
+	FILE *maps;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	maps = fopen(path, "re");
+	if (!maps)
+		return false;
+	while (!found && fgets(line, sizeof(line), maps))
+		found = strstr(line, name) != NULL;
+	fclose(maps);
+	return found;
+}
+
+bool tracer_targets_map(struct tracer *tracer, const char *name)
+{
+	__u32 key, *previous = NULL;
+	int fd;
+
+	for (int i = 0; i < tracer_options.pid_count; i++) {
+		if (maps_file(tracer_options.pids[i], name))
+			return true;
+	}
+	if (!tracer_options.command)
+		return false;
+	fd = targets_fd(tracer);
+	while (bpf_map_get_next_key(fd, previous, &key) == 0) {
+		if (maps_file((pid_t)key, name))
+			return true;
+		previous = &key;
+	}
+	return false;
+}
+
 bool tracer_alive(struct tracer *tracer)
 {
 	__u32 key, *previous = NULL;

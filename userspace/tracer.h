@@ -83,6 +83,9 @@ int tracer_loaded(int err);
  */
 int tracer_attach(struct tracer *tracer);
 
+/* True if a target given by -p, or the command or a descendant, maps a file named name. */
+bool tracer_targets_map(struct tracer *tracer, const char *name);
+
 /* True while a target is alive (always with -a). */
 bool tracer_alive(struct tracer *tracer);
 
