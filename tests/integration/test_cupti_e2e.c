@@ -79,6 +79,20 @@ static pid_t spawn(char *const argv[])
 	return pid;
 }
 
+/* cuda_app with the collector, started untraced: it waits for a tracer to come. */
+static pid_t spawn_live_app(char *const argv[])
+{
+	pid_t pid;
+
+	ck_assert_int_eq(setenv("CUDA_INJECTION64_PATH", COLLECTOR, 1), 0);
+	ck_assert_int_eq(setenv("CUDA_APP_LIVE", "1", 1), 0);
+	pid = spawn(argv);
+	unsetenv("CUDA_INJECTION64_PATH");
+	unsetenv("CUDA_APP_LIVE");
+	usleep(300 * 1000); /* loaded, the collector dormant */
+	return pid;
+}
+
 /*
  * Attached to a live CUDA process, and stopped right after its last launch:
  * the collector arms CUPTI when the tracer comes, and optrace waits for its
@@ -97,12 +111,7 @@ START_TEST(test_attach_live_and_stop)
 
 	NEED_BPF();
 	use_fake_cupti();
-	ck_assert_int_eq(setenv("CUDA_INJECTION64_PATH", COLLECTOR, 1), 0);
-	ck_assert_int_eq(setenv("CUDA_APP_LIVE", "1", 1), 0);
-	app_pid = spawn(app);
-	unsetenv("CUDA_INJECTION64_PATH");
-	unsetenv("CUDA_APP_LIVE");
-	usleep(300 * 1000); /* loaded and waiting for a tracer */
+	app_pid = spawn_live_app(app);
 	snprintf(pid_text, sizeof(pid_text), "%d", app_pid);
 	optrace_pid = spawn(record);
 	/* The truth is written right after the last launch. */
@@ -134,12 +143,7 @@ START_TEST(test_list_shows_the_collector)
 
 	NEED_BPF();
 	use_fake_cupti();
-	ck_assert_int_eq(setenv("CUDA_INJECTION64_PATH", COLLECTOR, 1), 0);
-	ck_assert_int_eq(setenv("CUDA_APP_LIVE", "1", 1), 0);
-	app_pid = spawn(app);
-	unsetenv("CUDA_INJECTION64_PATH");
-	unsetenv("CUDA_APP_LIVE");
-	usleep(300 * 1000);
+	app_pid = spawn_live_app(app);
 	snprintf(pid_text, sizeof(pid_text), "%d", app_pid);
 	ck_assert_int_eq(run_command(list, out, NULL, 30), 0);
 	kill(app_pid, SIGKILL);

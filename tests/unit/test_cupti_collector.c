@@ -295,8 +295,7 @@ START_TEST(test_exit_flushes_records_to_the_probes)
 }
 END_TEST
 
-/* A second tracer gets the names again: the first one's are gone with it. */
-START_TEST(test_names_again_for_each_tracer)
+static CUpti_ActivityKernel10 saxpy(void)
 {
 	CUpti_ActivityKernel10 k;
 
@@ -305,6 +304,13 @@ START_TEST(test_names_again_for_each_tracer)
 	k.start = 10;
 	k.end = 20;
 	k.name = "saxpy";
+	return k;
+}
+
+/* A second tracer gets the names again: the first one's are gone with it. */
+START_TEST(test_names_again_for_each_tracer)
+{
+	CUpti_ActivityKernel10 k = saxpy();
 	ck_assert_int_eq(gpu_collector_init(&collector, &fake, fake_armed, &probes, NULL), 0);
 	for (int session = 1; session <= 2; session++) {
 		semaphore = true;
@@ -333,13 +339,7 @@ static unsigned int fake_tracers(void)
 START_TEST(test_names_again_for_a_later_tracer)
 {
 	char *path = test_path("gpu.bin");
-	CUpti_ActivityKernel10 k;
-
-	memset(&k, 0, sizeof(k));
-	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-	k.start = 10;
-	k.end = 20;
-	k.name = "saxpy";
+	CUpti_ActivityKernel10 k = saxpy();
 	tracer_count = 0;
 	ck_assert_int_eq(gpu_collector_init(&collector, &fake, fake_armed, &probes, path), 0);
 	collector.tracers = fake_tracers;
