@@ -121,6 +121,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s' (a command goes after --)", arg);
 		return 0;
+	case ARGP_KEY_END:
+		if (env.cuda && env.no_gpu)
+			argp_error(state, "--cuda records GPU activity, --no-gpu leaves it out: "
+					  "give one of them");
+		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
