@@ -300,7 +300,8 @@ TEST_CFLAGS := $(ALL_CFLAGS) -Itests/lib -DOPTRACE_BUILD_DIR='"$(OUTPUT)"'
 
 # The GPU collector's tests: only with the collector.
 ifneq ($(CUPTI_HEADER),)
-$(OUTPUT)/tests/test_cupti_%: tests/unit/test_cupti_%.c $(CUPTI_TEST_OBJS) $(TEST_HELPER_OBJS) \
+$(OUTPUT)/tests/test_cupti_%: tests/unit/test_cupti_%.c tests/unit/cupti_records.h \
+		$(CUPTI_TEST_OBJS) $(TEST_HELPER_OBJS) \
 		$(LIBOPTRACE) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) -Iprobes/cupti -isystem $(CUDA_HOME)/include \

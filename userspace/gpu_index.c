@@ -767,18 +767,6 @@ const struct gpu_thread_launches *gpu_index_thread(const struct gpu_index *index
 	return idmap_get(&index->threads, tgid, tid);
 }
 
-const char *gpu_copy_kind_name(unsigned int kind)
-{
-	static const char *const names[] = {
-		[1] = "HtoD", [2] = "DtoH", [3] = "HtoA", [4] = "AtoH", [5] = "AtoA",
-		[6] = "AtoD", [7] = "DtoA", [8] = "DtoD", [9] = "HtoH", [10] = "PtoP",
-	};
-
-	if (kind < sizeof(names) / sizeof(names[0]) && names[kind])
-		return names[kind];
-	return "copy";
-}
-
 const char *gpu_activity_name(const struct gpu_index *index, const struct gpu_activity *activity)
 {
 	static const char *const copies[] = {

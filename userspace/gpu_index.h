@@ -124,7 +124,4 @@ const struct gpu_thread_launches *gpu_index_thread(const struct gpu_index *index
 /* The kernel's name, "memcpy HtoD" and such for copies, "memset"; never NULL. */
 const char *gpu_activity_name(const struct gpu_index *index, const struct gpu_activity *activity);
 
-/* "HtoD", "DtoH", ... for a CUpti_ActivityMemcpyKind. */
-const char *gpu_copy_kind_name(unsigned int kind);
-
 #endif /* OPTRACE_GPU_INDEX_H */

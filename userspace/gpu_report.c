@@ -35,41 +35,23 @@ static bool row_is(const struct gpu_report_row *row, const char *name, const cha
 	       !strcmp(row->op ? row->op : "", op ? op : "");
 }
 
-static int rehash(struct gpu_report_table *table, size_t slot_count)
-{
-	size_t *slots = calloc(slot_count, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < table->count; i++) {
-		const struct gpu_report_row *row = &table->rows[i];
-		size_t at = hash_key(row->name, row->op, row->variant) & (slot_count - 1);
-
-		while (slots[at])
-			at = (at + 1) & (slot_count - 1);
-		slots[at] = i + 1;
-	}
-	free(table->slots);
-	table->slots = slots;
-	table->slot_count = slot_count;
-	return 0;
-}
-
-/* The row for the key, made if new; NULL without memory. */
+/*
+ * The row for the key, made if new; NULL without memory. Found through a
+ * hash of the key, as report.c finds its rows; a collision falls back to a
+ * scan.
+ */
 static struct gpu_report_row *row_for(struct gpu_report_table *table, const char *name,
 				      const char *op, int variant)
 {
+	uint64_t hash = hash_key(name, op, variant);
+	uintptr_t found = (uintptr_t)idmap_get(&table->index, 0, hash);
 	struct gpu_report_row *row;
-	size_t at;
 
-	if (table->count * 2 >= table->slot_count &&
-	    rehash(table, table->slot_count ? table->slot_count * 2 : 64))
-		return NULL;
-	for (at = hash_key(name, op, variant) & (table->slot_count - 1); table->slots[at];
-	     at = (at + 1) & (table->slot_count - 1)) {
-		row = &table->rows[table->slots[at] - 1];
-		if (row_is(row, name, op, variant))
-			return row;
+	if (found && row_is(&table->rows[found - 1], name, op, variant))
+		return &table->rows[found - 1];
+	for (size_t i = 0; found && i < table->count; i++) {
+		if (row_is(&table->rows[i], name, op, variant))
+			return &table->rows[i];
 	}
 	if (table->count == table->capacity) {
 		size_t capacity = table->capacity ? table->capacity * 2 : 32;
@@ -85,12 +67,13 @@ static struct gpu_report_row *row_for(struct gpu_report_table *table, const char
 	row->name = strdup(name);
 	row->op = op ? strdup(op) : NULL;
 	row->variant = variant;
-	if (!row->name || (op && !row->op)) {
+	if (!row->name || (op && !row->op) ||
+	    (!found && idmap_put(&table->index, 0, hash, (void *)(uintptr_t)(table->count + 1)))) {
 		free(row->name);
 		free(row->op);
 		return NULL;
 	}
-	table->slots[at] = ++table->count;
+	table->count++;
 	return row;
 }
 
@@ -163,9 +146,7 @@ static void sort_rows(struct gpu_report_table *table)
 {
 	if (table->count)
 		qsort(table->rows, table->count, sizeof(*table->rows), by_gpu_time);
-	free(table->slots); /* no more adds: positions changed */
-	table->slots = NULL;
-	table->slot_count = 0;
+	idmap_free(&table->index); /* no more adds: positions changed */
 }
 
 static const char *variant_name(int variant)
@@ -299,7 +280,7 @@ static void free_table(struct gpu_report_table *table)
 		free(table->rows[i].op);
 	}
 	free(table->rows);
-	free(table->slots);
+	idmap_free(&table->index);
 }
 
 void gpu_report_free(struct gpu_report *report)

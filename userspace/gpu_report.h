@@ -29,8 +29,7 @@ struct gpu_report_table {
 	struct gpu_report_row *rows;
 	size_t count;
 	size_t capacity;
-	size_t *slots; /* hash of the row's key -> row + 1 */
-	size_t slot_count;
+	struct idmap index; /* hash of the row's key -> row + 1 */
 };
 
 struct gpu_report {

@@ -102,24 +102,33 @@ static const struct profile_op *outermost(const struct profile_op *op)
 	return op;
 }
 
+/*
+ * A run's op and root, taken again from its task (NULL: gone): a point past
+ * the task's count finds it gone, and the op it launched maybe freed.
+ * Returns the op.
+ */
+static struct profile_op *refresh_run(const struct profile_task *task, struct profile_run *run)
+{
+	struct profile_op *op = task ? task->op : NULL;
+
+	run->op = op;
+	run->root = op ? task->root : NULL;
+	return op;
+}
+
 /* The innermost frame open on thread: a task point running, or an operation. */
 static void open_frame(struct profile *profile, struct profile_thread *thread,
 		       struct profile_run **run, struct profile_op **op)
 {
 	struct profile_op *top = thread && thread->depth ? thread->stack[thread->depth - 1] : NULL;
-	struct profile_task *task;
 
 	*run = NULL;
 	*op = top;
 	if (!thread || !thread->run.task || (top && top->begin_ns > thread->run.begin_ns))
 		return;
-	/* Taken again from the task, as finish_run does: a point past the task's
-	 * count finds it gone, and its op may be freed. */
-	task = idmap_get(&profile->tasks, thread->run.tgid, thread->run.task);
-	thread->run.op = task ? task->op : NULL;
-	thread->run.root = task ? task->root : NULL;
 	*run = &thread->run;
-	*op = task ? task->op : NULL;
+	*op = refresh_run(idmap_get(&profile->tasks, thread->run.tgid, thread->run.task),
+			  &thread->run);
 }
 
 static void emit_gpu(struct profile *profile, const struct gpu_activity *activity,
@@ -190,6 +199,13 @@ static void attribute_until(struct profile *profile, struct profile_thread *thre
 		thread->next_launch++;
 		emit_launch(profile, thread, launch);
 	}
+}
+
+/* The events after which a different frame is open on their thread. */
+static bool opens_or_closes_frame(int type)
+{
+	return type == RECORD_OP_BEGIN || type == RECORD_OP_END || type == RECORD_TASK_BEGIN ||
+	       type == RECORD_TASK_END;
 }
 
 /* Before a frame of thread (tgid, tid) opens or closes at timestamp. */
@@ -450,11 +466,8 @@ static void task_begin(struct profile *profile, const struct record_event *event
 static void finish_run(struct profile *profile, struct profile_run *run, uint64_t end_ns)
 {
 	struct profile_task *task = idmap_get(&profile->tasks, run->tgid, run->task);
-	struct profile_op *op = task ? task->op : NULL;
+	struct profile_op *op = refresh_run(task, run);
 
-	/* Taken again from the task: a run past the task's points finds it gone. */
-	run->op = op;
-	run->root = op ? task->root : NULL;
 	run->end_ns = end_ns > run->begin_ns ? end_ns : run->begin_ns;
 	if (op && run->variant >= 0 && run->variant < OPTRACE_VARIANT__COUNT) {
 		op->points[run->variant]++;
@@ -562,9 +575,7 @@ int profile_feed(struct profile *profile, const void *record, size_t size)
 		return 0;
 	}
 	note_time(profile, event->timestamp);
-	if (profile->gpu && event->type >= RECORD_OP_BEGIN && event->type <= RECORD_TASK_END &&
-	    event->type != RECORD_OP_MODE && event->type != RECORD_OP_FALLBACK &&
-	    event->type != RECORD_TASK_LAUNCH)
+	if (profile->gpu && opens_or_closes_frame(event->type))
 		gpu_before_frame_change(profile, event);
 	switch (event->type) {
 	case RECORD_STRING:

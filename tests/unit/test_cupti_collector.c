@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cupti_records.h"
 #include "testlib.h"
 #include "collector.h"
 
@@ -25,8 +26,6 @@ static CUpti_BuffersCallbackCompleteFunc completed_fn;
 /* A buffer the next flush completes, and its record offsets. */
 static uint8_t *pending;
 static size_t pending_used;
-static size_t offsets[16];
-static size_t record_count;
 static size_t dropped_next;
 
 static void log_call(enum call call, int arg)
@@ -79,21 +78,6 @@ static CUptiResult fake_flush(uint32_t flag)
 		pending = NULL;
 		completed_fn(NULL, 0, buffer, GPU_BUFFER_SIZE, pending_used);
 	}
-	return CUPTI_SUCCESS;
-}
-
-static CUptiResult fake_next(uint8_t *buf, size_t valid, CUpti_Activity **record)
-{
-	size_t i = 0;
-
-	if (*record) {
-		while (i < record_count && buf + offsets[i] != (uint8_t *)*record)
-			i++;
-		i++;
-	}
-	if (i >= record_count || offsets[i] >= valid)
-		return CUPTI_ERROR_MAX_LIMIT_REACHED;
-	*record = (CUpti_Activity *)(buf + offsets[i]);
 	return CUPTI_SUCCESS;
 }
 

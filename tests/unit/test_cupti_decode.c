@@ -4,14 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cupti_records.h"
 #include "testlib.h"
 #include "decode.h"
 
 /* A buffer laid out as CUPTI lays one out, and its record offsets. */
 static uint8_t buffer[8192] __attribute__((aligned(8)));
 static size_t buffer_used;
-static size_t offsets[64];
-static size_t record_count;
 
 static void *add(const void *record, size_t size)
 {
@@ -21,22 +20,6 @@ static void *add(const void *record, size_t size)
 	offsets[record_count++] = buffer_used;
 	buffer_used += size;
 	return buffer + buffer_used - size;
-}
-
-/* cuptiActivityGetNextRecord over that buffer. */
-static CUptiResult fake_next(uint8_t *buf, size_t valid, CUpti_Activity **record)
-{
-	size_t i = 0;
-
-	if (*record) {
-		while (i < record_count && buf + offsets[i] != (uint8_t *)*record)
-			i++;
-		i++;
-	}
-	if (i >= record_count || offsets[i] >= valid)
-		return CUPTI_ERROR_MAX_LIMIT_REACHED;
-	*record = (CUpti_Activity *)(buf + offsets[i]);
-	return CUPTI_SUCCESS;
 }
 
 static union gpu_record got[64];
