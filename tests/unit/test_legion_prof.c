@@ -28,11 +28,20 @@
 	"performed:timestamp_t:8}\n"
 #define NO_EVENT_GRAPH 0
 
-/* shared/legion/ beside the repository, found from the build directory. */
+/*
+ * shared/legion/: $OPTRACE_SHARED_DIR/legion if set (.ci/run sets it for a
+ * clone made away from shared/), else beside the repository, found from the
+ * build directory.
+ */
 static const char *shared_legion_file(const char *name)
 {
+	const char *shared = getenv("OPTRACE_SHARED_DIR");
 	static char path[4096];
 
+	if (shared && *shared) {
+		snprintf(path, sizeof(path), "%s/legion/%s", shared, name);
+		return path;
+	}
 	snprintf(path, sizeof(path), "%s/../../shared/legion/%s", OPTRACE_BUILD_DIR, name);
 	if (access(path, R_OK))
 		snprintf(path, sizeof(path), "../shared/legion/%s", name);
