@@ -57,8 +57,10 @@ $(OUTPUT)/userspace $(LIB_DIR) $(BIN_DIR):
 # Two providers, each a .d file: optrace (operations) and optrace_gpu (GPU activity).
 PROVIDERS := optrace optrace_gpu
 PROBES_HEADERS := $(patsubst %,$(OUTPUT)/probes/%_probes.h,$(PROVIDERS))
-PROBES_OBJS := $(patsubst %,$(OUTPUT)/probes/%_semaphores.o,$(PROVIDERS))
-LIBOPTRACE_SRCS := probes/liboptrace.c probes/runtime.c probes/names.c probes/gpu.c
+# The optrace provider's semaphores come from probes/semaphores.c (side by side).
+PROBES_OBJS := $(OUTPUT)/probes/optrace_gpu_semaphores.o
+LIBOPTRACE_SRCS := probes/liboptrace.c probes/batch.c probes/semaphores.c probes/runtime.c \
+	probes/names.c probes/gpu.c
 LIBOPTRACE_OBJS := $(patsubst probes/%.c,$(OUTPUT)/probes/%.o,$(LIBOPTRACE_SRCS))
 
 $(OUTPUT)/probes/%_probes.h: probes/%.d | $(OUTPUT)/probes $(DEPS_STAMP)
@@ -69,7 +71,8 @@ $(OUTPUT)/probes/%_semaphores.o: probes/%.d | $(OUTPUT)/probes $(DEPS_STAMP)
 	$(call msg,DTRACE,$@)
 	$(Q)CFLAGS=-fPIC $(DTRACE) -G -s $< -o $@
 
-$(OUTPUT)/probes/%.o: probes/%.c $(PROBES_HEADERS) $(wildcard include/optrace/*.h) | $(OUTPUT)/probes
+$(OUTPUT)/probes/%.o: probes/%.c $(PROBES_HEADERS) $(wildcard include/optrace/*.h probes/*.h) \
+		| $(OUTPUT)/probes
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -165,9 +168,9 @@ $(VMLINUX): | $(OUTPUT)/bpf $(DEPS_STAMP)
 	$(Q)test -r /sys/kernel/btf/vmlinux || { echo "no kernel BTF (/sys/kernel/btf/vmlinux): optrace needs CONFIG_DEBUG_INFO_BTF=y" >&2; exit 1; }
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(BPF_DIR)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(VMLINUX) | $(OUTPUT)/bpf
+$(BPF_DIR)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) include/optrace/abi.h $(VMLINUX) | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BPF_DIR) -Ibpf \
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BPF_DIR) -Ibpf -Iinclude \
 		$(BPF_SYS_INCLUDES) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
 
@@ -362,6 +365,17 @@ test: $(TEST_BINS) $(FIXTURES) $(DEMO) $(OPTRACE) $(PY_MODULE)
 # ---- benchmarks --------------------------------------------------------------
 
 BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard bench/*.c))
+# LTTng-UST, the overhead anchor (bench/lttng_overhead.sh): only where its
+# headers are (Debian's liblttng-ust-dev puts them under the multiarch dir).
+LTTNG_UST_HEADER := $(firstword $(wildcard /usr/include/lttng/tracepoint.h \
+	/usr/include/*/lttng/tracepoint.h /usr/local/include/lttng/tracepoint.h))
+ifneq ($(LTTNG_UST_HEADER),)
+$(OUTPUT)/bench/lttng_loop: bench/lttng_loop.c bench/lttng_tp.h | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Ibench -o $@ $< -llttng-ust -ldl
+else
+BENCH_SRCS := $(filter-out bench/lttng_loop.c,$(BENCH_SRCS))
+endif
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS)) \
 	$(OUTPUT)/bench/probe_untraced-noplt
 

@@ -15,6 +15,7 @@
 #include "targets.bpf.h"
 #include "usdt_fetch.bpf.h"
 
+#include "batch.bpf.h"
 #include "record.h"
 
 struct {
@@ -43,12 +44,17 @@ struct {
 	__type(value, __u64);
 } losses SEC(".maps");
 
-static __always_inline void count_loss(__u32 loss)
+static __always_inline void count_losses(__u32 loss, __u64 count)
 {
 	__u64 *counter = bpf_map_lookup_elem(&losses, &loss);
 
 	if (counter)
-		(*counter)++;
+		*counter += count;
+}
+
+static __always_inline void count_loss(__u32 loss)
+{
+	count_losses(loss, 1);
 }
 
 static __always_inline void send_string(__u64 pid_tgid, __u64 address)
@@ -332,6 +338,113 @@ int USDT_PROBE(gpu_dropped, __u64 count)
 {
 	TARGETS_ONLY();
 	return send_event(RECORD_GPU_DROPPED, count, 0, 0, 0, 0);
+}
+
+/*
+ * The fast path: a thread's batch goes into the ring buffer as it is, and
+ * optrace decodes it. First the strings its events name, each once per
+ * process (a batch repeats the same few: the last ones sent are remembered
+ * here, to spare most lookups).
+ */
+#define RECENT_STRINGS 4
+
+struct string_walk {
+	__u64 pid_tgid;
+	__u64 events;
+	__u64 recent[RECENT_STRINGS];
+	__u32 next_recent;
+	bool unreadable; /* a flag, not a count: the verifier must see iterations alike */
+};
+
+static __always_inline void send_string_once(struct string_walk *walk, __u64 address)
+{
+	if (!address)
+		return;
+	for (int i = 0; i < RECENT_STRINGS; i++) {
+		if (walk->recent[i] == address)
+			return;
+	}
+	send_string(walk->pid_tgid, address);
+	walk->recent[walk->next_recent++ & (RECENT_STRINGS - 1)] = address;
+}
+
+static int send_event_strings(__u32 index, struct string_walk *walk)
+{
+	struct optrace_event event;
+
+	if (read_event(&event, walk->events, index, true)) {
+		walk->unreadable = true;
+		return 1;
+	}
+	switch (event.kind) {
+	case OPTRACE_EVENT_OP_BEGIN:
+		send_string_once(walk, event.b);
+		send_string_once(walk, event.c);
+		break;
+	case OPTRACE_EVENT_OP_FALLBACK:
+	case OPTRACE_EVENT_TASK_LAUNCH:
+	case OPTRACE_EVENT_TASK_BEGIN:
+		send_string_once(walk, event.b);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static __always_inline struct record_batch *reserve_batch(__u32 count)
+{
+	if (count <= RECORD_BATCH_SMALL)
+		return bpf_ringbuf_reserve(&events, RECORD_BATCH_SIZE(RECORD_BATCH_SMALL), 0);
+	return bpf_ringbuf_reserve(&events, RECORD_BATCH_SIZE(OPTRACE_BATCH_EVENTS), 0);
+}
+
+SEC("usdt")
+int USDT_PROBE(batch, __u64 events_address, __u32 count, __u32 tid, __u64 sequence)
+{
+	struct string_walk walk = { .pid_tgid = bpf_get_current_pid_tgid(),
+				    .events = events_address };
+	struct record_batch *batch;
+	__u32 size;
+
+	TARGETS_ONLY();
+	if (count == 0 || count > OPTRACE_BATCH_EVENTS) {
+		count_losses(RECORD_LOSS_BATCH_BAD, count ? count : 1);
+		return 0;
+	}
+	bpf_loop(count, send_event_strings, &walk, 0);
+	if (walk.unreadable) {
+		count_losses(RECORD_LOSS_BATCH_BAD, count);
+		return 0;
+	}
+	batch = reserve_batch(count);
+	if (!batch) {
+		count_losses(RECORD_LOSS_RINGBUF_FULL, count);
+		return 0;
+	}
+	batch->timestamp = bpf_ktime_get_ns();
+	batch->tgid = walk.pid_tgid >> 32;
+	batch->tid = tid;
+	batch->type = RECORD_BATCH;
+	batch->cpu = (__u16)bpf_get_smp_processor_id();
+	batch->ns_tid = tid == (__u32)walk.pid_tgid ? ns_tid() : 0;
+	batch->sequence = sequence;
+	batch->count = count;
+	batch->reserved = 0;
+	size = count * sizeof(struct optrace_event);
+	if (count <= RECORD_BATCH_SMALL) {
+		if (size > RECORD_BATCH_SMALL * sizeof(struct optrace_event))
+			size = RECORD_BATCH_SMALL * sizeof(struct optrace_event);
+	} else if (size > OPTRACE_BATCH_EVENTS * sizeof(struct optrace_event)) {
+		size = OPTRACE_BATCH_EVENTS * sizeof(struct optrace_event);
+	}
+	if (bpf_probe_read_user(batch->events, size, (void *)events_address)) {
+		count_losses(RECORD_LOSS_BATCH_BAD, count);
+		bpf_ringbuf_discard(batch, BPF_RB_NO_WAKEUP);
+		return 0;
+	}
+	bpf_ringbuf_submit(batch, BPF_RB_NO_WAKEUP);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -3,6 +3,8 @@
 #ifndef OPTRACE_RECORD_H
 #define OPTRACE_RECORD_H
 
+#include <optrace/abi.h>
+
 #define RECORD_STRING_LEN 128 /* bytes of a string kept, with its NUL */
 
 enum record_type {
@@ -20,6 +22,7 @@ enum record_type {
 	RECORD_GPU,	    /* struct record_gpu: an optrace_gpu record probe */
 	RECORD_GPU_NAME,    /* struct record_gpu_name: the kernel_name probe */
 	RECORD_GPU_DROPPED, /* struct record_event: args[0] records the producer dropped */
+	RECORD_BATCH,	    /* struct record_batch: only in the ring buffer, never in a capture */
 	RECORD__COUNT
 };
 
@@ -85,12 +88,36 @@ struct record_gpu_name {
 	char text[RECORD_GPU_NAME_LEN];
 };
 
+/*
+ * A batch of the fast path as the batch probe handed it over; optrace
+ * decodes it into one struct record_event per event (types RECORD_OP_BEGIN
+ * to RECORD_WAIT_END), so captures look the same either way.
+ */
+struct record_batch {
+	__u64 timestamp; /* when it was handed over */
+	__u32 tgid;
+	__u32 tid; /* the thread that buffered the events */
+	__u16 type; /* RECORD_BATCH */
+	__u16 cpu;
+	__u32 ns_tid; /* tid in its pid namespace, when the thread itself handed it over */
+	__u64 sequence; /* the thread's sequence number of events[0] */
+	__u32 count;
+	__u32 reserved;
+	struct optrace_event events[OPTRACE_BATCH_EVENTS];
+};
+
+/* Small batches (a thread that flushed by age) take a small reservation. */
+#define RECORD_BATCH_SMALL 16
+#define RECORD_BATCH_SIZE(n) \
+	(__builtin_offsetof(struct record_batch, events) + (n) * sizeof(struct optrace_event))
+
 enum record_loss {
 	RECORD_LOSS_RINGBUF_FULL,   /* events dropped: the consumer fell behind */
 	RECORD_LOSS_STRING_DROPPED, /* strings dropped for the same reason */
 	RECORD_LOSS_STRING_UNREADABLE,
 	RECORD_LOSS_STRING_TRUNCATED,
 	RECORD_LOSS_GPU_UNREADABLE, /* GPU records whose memory could not be read */
+	RECORD_LOSS_BATCH_BAD,	    /* events of malformed or unreadable batches */
 	RECORD_LOSS__COUNT
 };
 

@@ -6,6 +6,10 @@
  * Per thread, a stack of open operations (written in place, never deleted
  * per hit) gives each op_end its duration, its self time and its key; the
  * aggregates are per-CPU so that a hit updates them without atomics.
+ *
+ * Events come one per probe hit (the per-event probes, timed here) or by
+ * the batch (the fast path, timed by liboptrace); both go through the same
+ * handlers, so the aggregates are the same.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -15,6 +19,7 @@
 #include "targets.bpf.h"
 #include "usdt_fetch.bpf.h"
 
+#include "batch.bpf.h"
 #include "bits.bpf.h"
 #include "stat.h"
 
@@ -40,7 +45,11 @@ struct thread_state {
 	__u64 wait_start_ns;
 	__u64 task;
 	__u64 task_start_ns;
+	__u64 task_name; /* from the fast path's task_begin; 0: ask the tasks map */
+	__u64 task_root_name;
 	__u32 task_variant;
+	__u32 pad;
+	__u64 next_sequence; /* the fast path: the next event expected, 0 before the first */
 	struct frame frames[STAT_STACK_MAX];
 };
 
@@ -50,14 +59,15 @@ struct task_info {
 };
 
 /*
- * Per thread. Task storage would free it at exit, but costs twice a hash
- * lookup per hit here (measured: docs/bench.md); an LRU map drops threads
- * that are gone when it needs room.
+ * Per thread, keyed by process and thread (a batch names its thread itself).
+ * Task storage would free it at exit, but costs twice a hash lookup per hit
+ * here (measured: docs/bench.md); an LRU map drops threads that are gone
+ * when it needs room.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, MAX_THREADS);
-	__type(key, __u32);
+	__type(key, __u64);
 	__type(value, struct thread_state);
 } threads SEC(".maps");
 
@@ -140,12 +150,17 @@ struct {
 	__type(value, struct latency);
 } zero_latency SEC(".maps");
 
-static __always_inline void count_loss(__u32 loss)
+static __always_inline void count_losses(__u32 loss, __u64 count)
 {
 	__u64 *counter = bpf_map_lookup_elem(&losses, &loss);
 
 	if (counter)
-		(*counter)++;
+		*counter += count;
+}
+
+static __always_inline void count_loss(__u32 loss)
+{
+	count_losses(loss, 1);
 }
 
 /* The value at key, created zeroed from zero (a map of one entry) if new. */
@@ -170,14 +185,18 @@ static __always_inline void *lookup_or_init(void *map, const void *key, void *ze
 	return value;
 }
 
-/* Copies the string at address once per process. */
-static __always_inline void copy_string(__u32 tgid, __u64 address)
+/*
+ * Copies the string at address once per process. From a batch handed over
+ * by another process (inject_batch), the string cannot be read here: optrace
+ * reads it from the process itself.
+ */
+static __always_inline void copy_string(__u32 tgid, __u64 address, bool readable)
 {
 	struct string_key key = { .tgid = tgid, .address = address };
 	struct string_value value = {};
 	long length;
 
-	if (!address || bpf_map_lookup_elem(&strings, &key))
+	if (!address || !readable || bpf_map_lookup_elem(&strings, &key))
 		return;
 	length = bpf_probe_read_user_str(value.text, sizeof(value.text), (void *)address);
 	if (length < 0) {
@@ -207,10 +226,9 @@ static __always_inline void record_latency(struct latency *stats, __u64 duration
 	stats->self_ns += self_ns;
 }
 
-static __always_inline void note_process(void)
+static __always_inline void note_process(__u32 tgid)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct process_info info = {};
 
 	if (bpf_map_lookup_elem(&processes, &tgid))
@@ -219,20 +237,47 @@ static __always_inline void note_process(void)
 	bpf_map_update_elem(&processes, &tgid, &info, BPF_NOEXIST);
 }
 
-static __always_inline struct thread_state *current_thread(bool create)
+/* Where events are counted: a process, one of its threads, and whether we run in it. */
+struct event_place {
+	__u32 tgid;
+	bool in_process; /* strings readable, the current task is the process's */
+	struct thread_state *state;
+};
+
+static __always_inline struct thread_state *thread_of(__u32 tgid, __u32 tid, bool create,
+						      bool in_process)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 key = (__u64)tgid << 32 | tid;
 	struct thread_state *state;
 	bool created;
 
 	if (!create)
-		return bpf_map_lookup_elem(&threads, &tid);
-	state = lookup_or_init(&threads, &tid, &zero_thread, &created);
+		return bpf_map_lookup_elem(&threads, &key);
+	state = lookup_or_init(&threads, &key, &zero_thread, &created);
 	if (!state)
 		count_loss(STAT_LOSS_THREADS_FULL);
-	if (created)
-		note_process();
+	if (created && in_process)
+		note_process(tgid);
 	return state;
+}
+
+static __always_inline struct thread_state *current_thread(bool create)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	return thread_of(pid_tgid >> 32, (__u32)pid_tgid, create, true);
+}
+
+/* The per-event probes' place: the current thread, created on demand. */
+static __always_inline struct event_place current_place(bool create)
+{
+	struct event_place place = {
+		.tgid = bpf_get_current_pid_tgid() >> 32,
+		.in_process = true,
+	};
+
+	place.state = current_thread(create);
+	return place;
 }
 
 /* The open frame of op on this thread: the top one, as operations nest. */
@@ -249,21 +294,19 @@ static __always_inline struct frame *top_frame(struct thread_state *state, __u64
 	return state->frames[top].op == op ? &state->frames[top] : NULL;
 }
 
-SEC("usdt")
-int USDT_PROBE(op_begin, __u64 op, __u64 parent, __u32 depth, __u64 name)
+/* ---- the handlers, one per event kind ---------------------------------------- */
+
+static __always_inline void on_op_begin(struct event_place *place, __u64 now, __u64 op,
+					__u64 parent, __u32 depth, __u64 name)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct thread_state *state;
+	struct thread_state *state = place->state;
 	struct frame *frame;
 
-	if (!is_target(tgid))
-		return 0;
-	state = current_thread(true);
 	if (!state)
-		return 0;
+		return;
 	if (depth >= STAT_STACK_MAX) {
 		count_loss(STAT_LOSS_TOO_DEEP);
-		return 0;
+		return;
 	}
 	/* The probe's depth is the truth: it also covers ops begun untraced. */
 	frame = &state->frames[depth & (STAT_STACK_MAX - 1)];
@@ -276,39 +319,35 @@ int USDT_PROBE(op_begin, __u64 op, __u64 parent, __u32 depth, __u64 name)
 	if (!parent && depth > 0)
 		state->frames[(depth - 1) & (STAT_STACK_MAX - 1)].op = 0; /* began untraced */
 	state->depth = depth + 1;
-	frame->start_ns = bpf_ktime_get_ns();
-	return 0;
+	frame->start_ns = now;
 }
 
-SEC("usdt")
-int USDT_PROBE(op_mode, __u64 op, int mode, int reason)
+static __always_inline void on_op_mode(struct event_place *place, __u64 op, int mode, int reason)
 {
-	struct frame *frame = top_frame(current_thread(false), op);
+	struct frame *frame = top_frame(place->state, op);
 
 	if (frame) {
 		frame->mode = mode;
 		frame->mode_reason = reason;
 	}
-	return 0;
 }
 
-SEC("usdt")
-int USDT_PROBE(op_fallback, __u64 op, int reason, __u64 detail)
+static __always_inline void on_op_fallback(struct event_place *place, __u64 op, int reason,
+					   __u64 detail)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct frame *frame = top_frame(current_thread(false), op);
-	struct fallback_key key = { .tgid = tgid, .reason = reason, .detail = detail };
+	struct frame *frame = top_frame(place->state, op);
+	struct fallback_key key = { .tgid = place->tgid, .reason = reason, .detail = detail };
 	__u64 *count, one = 1;
 	long err;
 
 	if (!frame)
-		return 0;
+		return;
 	frame->fallback_reason = reason;
 	key.name = frame->name;
 	count = bpf_map_lookup_elem(&fallback_stats, &key);
 	if (count) {
 		(*count)++;
-		return 0;
+		return;
 	}
 	err = bpf_map_update_elem(&fallback_stats, &key, &one, BPF_NOEXIST);
 	if (err == -EEXIST) {
@@ -316,30 +355,29 @@ int USDT_PROBE(op_fallback, __u64 op, int reason, __u64 detail)
 		count = bpf_map_lookup_elem(&fallback_stats, &key);
 		if (count)
 			(*count)++;
-		return 0;
+		return;
 	}
 	if (err == -E2BIG)
 		count_loss(STAT_LOSS_MAP_FULL);
-	copy_string(tgid, detail);
-	return 0;
+	copy_string(place->tgid, detail, place->in_process);
 }
 
-SEC("usdt")
-int USDT_PROBE(op_end, __u64 op, int status)
+static __always_inline void on_op_end(struct event_place *place, __u64 now, __u64 op, int status)
 {
-	__u64 now = bpf_ktime_get_ns(), duration, self;
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct thread_state *state = current_thread(false);
-	struct frame *frame = top_frame(state, op);
-	struct op_key key = { .tgid = tgid };
+	struct thread_state *state = place->state;
+	struct op_key key = { .tgid = place->tgid };
+	__u64 duration, self;
 	struct latency *stats;
+	struct frame *frame;
 	__u32 depth;
 	bool created;
 
+	if (!state)
+		return; /* no thread seen: not a target */
+	frame = top_frame(state, op);
 	if (!frame) {
-		if (state && is_target(tgid))
-			count_loss(STAT_LOSS_UNMATCHED);
-		return 0;
+		count_loss(STAT_LOSS_UNMATCHED);
+		return;
 	}
 	depth = state->depth - 1;
 	duration = now - frame->start_ns;
@@ -364,30 +402,25 @@ int USDT_PROBE(op_end, __u64 op, int status)
 
 	stats = lookup_or_init(&op_stats, &key, &zero_latency, &created);
 	if (!stats)
-		return 0;
+		return;
 	record_latency(stats, duration, self);
 	if (created) {
-		copy_string(tgid, key.name);
-		copy_string(tgid, key.parent_name);
-		copy_string(tgid, key.root_name);
+		copy_string(place->tgid, key.name, place->in_process);
+		copy_string(place->tgid, key.parent_name, place->in_process);
+		copy_string(place->tgid, key.root_name, place->in_process);
 	}
-	return 0;
 }
 
-SEC("usdt")
-int USDT_PROBE(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u32 points)
+static __always_inline void on_task_launch(struct event_place *place, __u64 task, __u64 root_op,
+					   __u64 name, __u32 points)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct string_key task_key = { .tgid = tgid, .address = task };
-	struct thread_state *state;
+	struct string_key task_key = { .tgid = place->tgid, .address = task };
+	struct thread_state *state = place->state;
 	struct task_info info = { .name = name };
-	struct launch_key key = { .tgid = tgid, .name = name };
+	struct launch_key key = { .tgid = place->tgid, .name = name };
 	struct launch_stats *stats, first = { .count = 1, .points = points };
 	long err;
 
-	if (!is_target(tgid))
-		return 0;
-	state = current_thread(false);
 	if (state && state->depth > 0 && state->frames[0].op == root_op)
 		info.root_name = state->frames[0].name;
 	key.root_name = info.root_name;
@@ -398,7 +431,7 @@ int USDT_PROBE(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u
 	if (stats) {
 		stats->count++;
 		stats->points += points;
-		return 0;
+		return;
 	}
 	err = bpf_map_update_elem(&launch_stats, &key, &first, BPF_NOEXIST);
 	if (err == -EEXIST) {
@@ -408,90 +441,84 @@ int USDT_PROBE(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u
 			stats->count++;
 			stats->points += points;
 		}
-		return 0;
+		return;
 	}
 	if (err == -E2BIG)
 		count_loss(STAT_LOSS_MAP_FULL);
-	copy_string(tgid, name);
-	copy_string(tgid, info.root_name);
-	return 0;
+	copy_string(place->tgid, name, place->in_process);
+	copy_string(place->tgid, info.root_name, place->in_process);
 }
 
-SEC("usdt")
-int USDT_PROBE(task_begin, __u64 task, __u32 point, int variant)
+static __always_inline void on_task_begin(struct event_place *place, __u64 now, __u64 task,
+					  int variant, __u64 name, __u64 root_name)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct thread_state *state;
+	struct thread_state *state = place->state;
 
-	if (!is_target(tgid))
-		return 0;
-	state = current_thread(true);
 	if (!state)
-		return 0;
+		return;
 	state->task = task;
 	state->task_variant = variant;
-	state->task_start_ns = bpf_ktime_get_ns();
-	return 0;
+	state->task_name = name;
+	state->task_root_name = root_name;
+	state->task_start_ns = now;
 }
 
-SEC("usdt")
-int USDT_PROBE(task_end, __u64 task)
+static __always_inline void on_task_end(struct event_place *place, __u64 now, __u64 task)
 {
-	__u64 now = bpf_ktime_get_ns(), duration;
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct string_key task_id = { .tgid = tgid, .address = task };
-	struct thread_state *state = current_thread(false);
-	struct task_key key = { .tgid = tgid };
+	struct string_key task_id = { .tgid = place->tgid, .address = task };
+	struct thread_state *state = place->state;
+	struct task_key key = { .tgid = place->tgid };
 	struct task_info *info;
 	struct latency *stats;
+	__u64 duration;
 	bool created;
 
 	if (!state || state->task != task) {
-		if (is_target(tgid))
-			count_loss(STAT_LOSS_UNMATCHED);
-		return 0;
+		count_loss(STAT_LOSS_UNMATCHED);
+		return;
 	}
 	duration = now - state->task_start_ns;
 	state->task = 0;
 	key.variant = state->task_variant;
-	info = bpf_map_lookup_elem(&tasks, &task_id);
-	if (info) {
-		key.name = info->name;
-		key.root_name = info->root_name;
+	key.name = state->task_name;
+	key.root_name = state->task_root_name;
+	if (!key.name) {
+		info = bpf_map_lookup_elem(&tasks, &task_id);
+		if (info) {
+			key.name = info->name;
+			key.root_name = info->root_name;
+		}
 	}
 	stats = lookup_or_init(&task_stats, &key, &zero_latency, &created);
-	if (stats)
-		record_latency(stats, duration, duration);
-	return 0;
+	if (!stats)
+		return;
+	record_latency(stats, duration, duration);
+	if (created) {
+		copy_string(place->tgid, key.name, place->in_process);
+		copy_string(place->tgid, key.root_name, place->in_process);
+	}
 }
 
-SEC("usdt")
-int USDT_PROBE(wait_begin, __u64 op, int kind)
+static __always_inline void on_wait_begin(struct event_place *place, __u64 now, int kind)
 {
-	struct thread_state *state;
+	struct thread_state *state = place->state;
 
-	if (!is_target(bpf_get_current_pid_tgid() >> 32))
-		return 0;
-	state = current_thread(true);
 	if (!state)
-		return 0;
+		return;
 	state->wait_kind = kind;
-	state->wait_start_ns = bpf_ktime_get_ns();
-	return 0;
+	state->wait_start_ns = now;
 }
 
-SEC("usdt")
-int USDT_PROBE(wait_end, __u64 op, int kind)
+static __always_inline void on_wait_end(struct event_place *place, __u64 now, int kind)
 {
-	__u64 now = bpf_ktime_get_ns(), duration;
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct thread_state *state = current_thread(false);
-	struct wait_key key = { .tgid = tgid, .kind = kind };
+	struct thread_state *state = place->state;
+	struct wait_key key = { .tgid = place->tgid, .kind = kind };
 	struct latency *stats;
+	__u64 duration;
 	bool created;
 
 	if (!state || !state->wait_start_ns || state->wait_kind != (__u32)kind)
-		return 0;
+		return;
 	duration = now - state->wait_start_ns;
 	state->wait_start_ns = 0;
 	if (state->depth > 0 && state->frames[0].op)
@@ -499,7 +526,221 @@ int USDT_PROBE(wait_end, __u64 op, int kind)
 	stats = lookup_or_init(&wait_stats, &key, &zero_latency, &created);
 	if (stats)
 		record_latency(stats, duration, duration);
+}
+
+/* ---- the per-event probes ---------------------------------------------------- */
+
+SEC("usdt")
+int USDT_PROBE(op_begin, __u64 op, __u64 parent, __u32 depth, __u64 name)
+{
+	struct event_place place;
+
+	if (!is_target(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	place = current_place(true);
+	on_op_begin(&place, bpf_ktime_get_ns(), op, parent, depth, name);
 	return 0;
+}
+
+SEC("usdt")
+int USDT_PROBE(op_mode, __u64 op, int mode, int reason)
+{
+	struct event_place place = current_place(false);
+
+	on_op_mode(&place, op, mode, reason);
+	return 0;
+}
+
+SEC("usdt")
+int USDT_PROBE(op_fallback, __u64 op, int reason, __u64 detail)
+{
+	struct event_place place = current_place(false);
+
+	on_op_fallback(&place, op, reason, detail);
+	return 0;
+}
+
+SEC("usdt")
+int USDT_PROBE(op_end, __u64 op, int status)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct event_place place = current_place(false);
+
+	on_op_end(&place, now, op, status);
+	return 0;
+}
+
+SEC("usdt")
+int USDT_PROBE(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u32 points)
+{
+	struct event_place place;
+
+	if (!is_target(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	place = current_place(false);
+	on_task_launch(&place, task, root_op, name, points);
+	return 0;
+}
+
+SEC("usdt")
+int USDT_PROBE(task_begin, __u64 task, __u32 point, int variant)
+{
+	struct event_place place;
+
+	if (!is_target(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	place = current_place(true);
+	on_task_begin(&place, bpf_ktime_get_ns(), task, variant, 0, 0);
+	return 0;
+}
+
+SEC("usdt")
+int USDT_PROBE(task_end, __u64 task)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct event_place place = current_place(false);
+
+	if (!place.state && !is_target(place.tgid))
+		return 0; /* an end without its begin counts only in a target */
+	on_task_end(&place, now, task);
+	return 0;
+}
+
+SEC("usdt")
+int USDT_PROBE(wait_begin, __u64 op, int kind)
+{
+	struct event_place place;
+
+	if (!is_target(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	place = current_place(true);
+	on_wait_begin(&place, bpf_ktime_get_ns(), kind);
+	return 0;
+}
+
+SEC("usdt")
+int USDT_PROBE(wait_end, __u64 op, int kind)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct event_place place = current_place(false);
+
+	on_wait_end(&place, now, kind);
+	return 0;
+}
+
+/* ---- the fast path ------------------------------------------------------------ */
+
+struct batch_walk {
+	struct event_place place;
+	__u64 events; /* address of the first event to count */
+	bool from_user;
+};
+
+static int count_event(__u32 index, struct batch_walk *walk)
+{
+	struct event_place *place = &walk->place;
+	struct optrace_event event;
+
+	/* Counted in the map, not in walk: a counter on the stack would keep
+	 * the verifier from seeing the loop's iterations as alike. */
+	if (read_event(&event, walk->events, index, walk->from_user)) {
+		count_loss(STAT_LOSS_BATCH_BAD);
+		return 0;
+	}
+	if (!in_window(event.time_ns))
+		return 0;
+	switch (event.kind) {
+	case OPTRACE_EVENT_OP_BEGIN:
+		on_op_begin(place, event.time_ns, event.id, event.a, event.medium, event.b);
+		break;
+	case OPTRACE_EVENT_OP_END:
+		on_op_end(place, event.time_ns, event.id, event.small);
+		break;
+	case OPTRACE_EVENT_OP_MODE:
+		on_op_mode(place, event.id, event.small, event.medium);
+		break;
+	case OPTRACE_EVENT_OP_FALLBACK:
+		on_op_fallback(place, event.id, event.small, event.b);
+		break;
+	case OPTRACE_EVENT_TASK_LAUNCH:
+		on_task_launch(place, event.id, event.c, event.b, event.medium);
+		break;
+	case OPTRACE_EVENT_TASK_BEGIN:
+		on_task_begin(place, event.time_ns, event.id, event.small, event.b, event.c);
+		break;
+	case OPTRACE_EVENT_TASK_END:
+		on_task_end(place, event.time_ns, event.id);
+		break;
+	case OPTRACE_EVENT_WAIT_BEGIN:
+		on_wait_begin(place, event.time_ns, event.small);
+		break;
+	case OPTRACE_EVENT_WAIT_END:
+		on_wait_end(place, event.time_ns, event.small);
+		break;
+	default:
+		count_loss(STAT_LOSS_BATCH_BAD); /* a kind from a newer library, or garbage */
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Counts a batch of thread tid of process tgid: count events at address
+ * events, the first with the thread's sequence number sequence. Events the
+ * thread's state already counted (a buffer handed over twice) are skipped;
+ * a jump forward is counted as missing.
+ */
+static __always_inline int count_batch(__u32 tgid, __u32 tid, __u64 events, __u32 count,
+				       __u64 sequence, bool in_process)
+{
+	struct batch_walk walk = {
+		.place = { .tgid = tgid, .in_process = in_process },
+		.from_user = true,
+	};
+	struct thread_state *state;
+	__u64 skip = 0;
+
+	if (count == 0 || count > OPTRACE_BATCH_EVENTS) {
+		count_losses(STAT_LOSS_BATCH_BAD, count ? count : 1);
+		return 0;
+	}
+	state = thread_of(tgid, tid, true, in_process);
+	if (!state)
+		return 0;
+	if (state->next_sequence > sequence) {
+		skip = state->next_sequence - sequence;
+		if (skip >= count)
+			return 0;
+	} else if (state->next_sequence && sequence > state->next_sequence) {
+		count_losses(STAT_LOSS_BATCH_GAP, sequence - state->next_sequence);
+	}
+	state->next_sequence = sequence + count;
+	walk.place.state = state;
+	walk.events = events + skip * sizeof(struct optrace_event);
+	bpf_loop(count - (__u32)skip, count_event, &walk, 0);
+	return 0;
+}
+
+SEC("usdt")
+int USDT_PROBE(batch, __u64 events, __u32 count, __u32 tid, __u64 sequence)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (!is_target(tgid))
+		return 0;
+	return count_batch(tgid, tid, events, count, sequence, true);
+}
+
+/*
+ * A buffer optrace read from an idle thread at the stop (it was never handed
+ * over): run by optrace through BPF_PROG_TEST_RUN, its events in optrace's
+ * own memory; the process's strings are read by optrace.
+ */
+SEC("syscall")
+int inject_batch(struct stat_injected_batch *batch)
+{
+	return count_batch(batch->tgid, batch->tid, batch->events, batch->count, batch->sequence,
+			   false);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

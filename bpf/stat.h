@@ -82,6 +82,19 @@ struct string_value {
 	__u8 unreadable; /* not mapped when the probe fired */
 };
 
+/*
+ * A thread's buffer read by optrace (process_vm_readv) at the stop, handed
+ * to the inject_batch program, which counts it as the batch probe would.
+ */
+struct stat_injected_batch {
+	__u32 tgid;
+	__u32 tid;
+	__u64 sequence;
+	__u32 count;
+	__u32 pad;
+	__u64 events; /* address of the events, in optrace's memory */
+};
+
 /* A traced process's command name, as ps shows it. */
 struct process_info {
 	char comm[16];
@@ -95,6 +108,8 @@ enum stat_loss {
 	STAT_LOSS_STRING_TRUNCATED,
 	STAT_LOSS_TOO_DEEP,  /* nesting beyond STAT_STACK_MAX */
 	STAT_LOSS_UNMATCHED, /* an end without its begin (began before attach) */
+	STAT_LOSS_BATCH_BAD, /* events of a malformed or unreadable batch */
+	STAT_LOSS_BATCH_GAP, /* events missing from a thread's sequence */
 	STAT_LOSS__COUNT
 };
 

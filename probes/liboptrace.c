@@ -3,40 +3,47 @@
  * liboptrace: operations, tasks and waits, fired as USDT probes.
  *
  * Each probe has a semaphore that a tracer arms when it attaches; until then
- * a call tests it and returns. The per-thread state lives in initial-exec TLS
- * so that reaching it is one instruction, and ids come from per-thread blocks
- * so that no call takes a lock or touches a shared cache line but once every
- * OPTRACE_ID_BLOCK ids.
+ * a call tests them and returns. While the batch probe is armed (the fast
+ * path, probes/batch.h) each call also appends an event to its thread's
+ * buffer; while a per-event probe is armed, that probe fires as well. Ids
+ * are made while any probe is armed, so that a tracer of one probe alone
+ * sees them. They come from per-thread blocks, so that no call takes a lock
+ * or touches a shared cache line but once every OPTRACE_ID_BLOCK ids.
  */
 #include <stdatomic.h>
 #include <stdint.h>
 
 #include <optrace/optrace.h>
 
+#include "batch.h"
 #include "optrace_probes.h"
+#include "semaphores.h"
+#include "thread.h"
 
-/* Deeper operations are still traced; their parent is reported as 0. */
-#define OPTRACE_STACK_DEPTH 32
 #define OPTRACE_ID_BLOCK 4096
+/* Tasks whose name a worker's task_begin finds (launches in flight). */
+#define TASK_SLOT_BITS 14
+#define TASK_SLOTS (1u << TASK_SLOT_BITS)
 
-struct id_block {
-	uint64_t next;
-	uint64_t end;
-};
-
-/* Kept small: a dlopen()ed library's static TLS comes from a small surplus. */
-struct thread_state {
-	uint32_t depth;
-	struct id_block ops;
-	struct id_block tasks;
-	uint64_t stack[OPTRACE_STACK_DEPTH]; /* op ids, 0 while untraced */
-};
-
-static __thread struct thread_state thread_state __attribute__((tls_model("initial-exec")));
+__thread struct thread_state optrace_thread __attribute__((tls_model("initial-exec")));
 
 /* 0 is never an id: it means "not traced". */
 static _Atomic uint64_t next_op_block = 1;
 static _Atomic uint64_t next_task_block = 1;
+
+/*
+ * A task's name and root op's name by task id, for the fast path: a worker's
+ * batch then names its task itself, whichever batch reaches the tracer
+ * first. A slot is rewritten by a later task; a reader checks the id around
+ * its read.
+ */
+struct task_slot {
+	_Atomic uint64_t task;
+	_Atomic(const char *) name;
+	_Atomic(const char *) root_name;
+};
+
+static struct task_slot task_slots[TASK_SLOTS];
 
 static uint64_t next_id(struct id_block *block, _Atomic uint64_t *source)
 {
@@ -68,22 +75,74 @@ static void touch_string(const char *s)
 
 bool optrace_enabled(void)
 {
-	return OPTRACE_OP_BEGIN_ENABLED();
+	return optrace_any_armed();
+}
+
+/*
+ * Ids come in per-thread blocks that threads use in step: a multiplicative
+ * hash keeps the tasks of several issuing threads in different slots.
+ */
+static struct task_slot *task_slot_of(uint64_t task)
+{
+	return &task_slots[(task * 0x9e3779b97f4a7c15ull) >> (64 - TASK_SLOT_BITS)];
+}
+
+static void remember_task(uint64_t task, const char *name, const char *root_name)
+{
+	struct task_slot *slot = task_slot_of(task);
+
+	atomic_store_explicit(&slot->task, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&slot->name, name, memory_order_relaxed);
+	atomic_store_explicit(&slot->root_name, root_name, memory_order_relaxed);
+	atomic_store_explicit(&slot->task, task, memory_order_release);
+}
+
+static void recall_task(uint64_t task, const char **name, const char **root_name)
+{
+	struct task_slot *slot = task_slot_of(task);
+
+	*name = NULL;
+	*root_name = NULL;
+	if (atomic_load_explicit(&slot->task, memory_order_acquire) != task)
+		return;
+	*name = atomic_load_explicit(&slot->name, memory_order_relaxed);
+	*root_name = atomic_load_explicit(&slot->root_name, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&slot->task, memory_order_relaxed) != task) {
+		*name = NULL;
+		*root_name = NULL;
+	}
 }
 
 uint64_t optrace_op_begin(const char *name, const char *callsite)
 {
-	struct thread_state *t = &thread_state;
+	struct thread_state *t = &optrace_thread;
 	uint32_t depth = t->depth++;
 	uint64_t op = 0;
 
 	/* The depth is kept untraced too: a tracer attaching mid-operation
 	 * then still sees the nested operations as helpers. */
-	if (OPTRACE_OP_BEGIN_ENABLED()) {
+	if (optrace_any_armed()) {
 		op = next_id(&t->ops, &next_op_block);
 		touch_string(name);
 		touch_string(callsite);
-		OPTRACE_OP_BEGIN(op, parent_of(t, depth), depth, name, callsite);
+		if (depth == 0)
+			t->root_name = name;
+		if (OPTRACE_BATCH_ENABLED()) {
+			struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_OP_BEGIN);
+
+			if (event) {
+				event->medium = depth;
+				event->id = op;
+				event->a = parent_of(t, depth);
+				event->b = (uintptr_t)name;
+				event->c = (uintptr_t)callsite;
+				optrace_batch_commit(t, event);
+			}
+		}
+		if (OPTRACE_OP_BEGIN_ENABLED())
+			OPTRACE_OP_BEGIN(op, parent_of(t, depth), depth, name, callsite);
 	}
 	if (depth < OPTRACE_STACK_DEPTH)
 		t->stack[depth] = op;
@@ -108,64 +167,132 @@ static uint32_t depth_after(const struct thread_state *t, uint64_t op)
 	return depth ? depth - 1 : 0;
 }
 
+/* An event of the fast path with an id and its small and medium fields. */
+static void append(struct thread_state *t, uint8_t kind, uint64_t id, uint8_t small,
+		   uint32_t medium, uint64_t b)
+{
+	struct optrace_event *event = optrace_batch_next(t, kind);
+
+	if (!event)
+		return;
+	event->small = small;
+	event->medium = medium;
+	event->id = id;
+	event->b = b;
+	optrace_batch_commit(t, event);
+}
+
 void optrace_op_end(uint64_t op, int status)
 {
-	struct thread_state *t = &thread_state;
+	struct thread_state *t = &optrace_thread;
 
 	t->depth = depth_after(t, op);
-	if (op && OPTRACE_OP_END_ENABLED())
+	if (!op)
+		return;
+	if (OPTRACE_BATCH_ENABLED())
+		append(t, OPTRACE_EVENT_OP_END, op, (uint8_t)status, 0, 0);
+	if (OPTRACE_OP_END_ENABLED())
 		OPTRACE_OP_END(op, status);
 }
 
 void optrace_op_mode(uint64_t op, int mode, int reason)
 {
-	if (op && OPTRACE_OP_MODE_ENABLED())
+	if (!op)
+		return;
+	if (OPTRACE_BATCH_ENABLED())
+		append(&optrace_thread, OPTRACE_EVENT_OP_MODE, op, (uint8_t)mode, (uint32_t)reason,
+		       0);
+	if (OPTRACE_OP_MODE_ENABLED())
 		OPTRACE_OP_MODE(op, mode, reason);
 }
 
 void optrace_op_fallback(uint64_t op, int reason, const char *detail)
 {
-	if (op && OPTRACE_OP_FALLBACK_ENABLED()) {
-		touch_string(detail);
+	if (!op)
+		return;
+	touch_string(detail);
+	if (OPTRACE_BATCH_ENABLED())
+		append(&optrace_thread, OPTRACE_EVENT_OP_FALLBACK, op, (uint8_t)reason, 0,
+		       (uintptr_t)detail);
+	if (OPTRACE_OP_FALLBACK_ENABLED())
 		OPTRACE_OP_FALLBACK(op, reason, detail);
-	}
 }
 
 uint64_t optrace_task_launch(uint64_t op, const char *task_name, uint32_t points)
 {
-	struct thread_state *t = &thread_state;
+	struct thread_state *t = &optrace_thread;
 	uint64_t task, root = op;
 
-	if (!OPTRACE_TASK_LAUNCH_ENABLED())
+	if (!optrace_any_armed())
 		return 0;
 	if (t->depth)
 		root = t->stack[0];
 	task = next_id(&t->tasks, &next_task_block);
 	touch_string(task_name);
-	OPTRACE_TASK_LAUNCH(task, op, root, task_name, points);
+	if (OPTRACE_BATCH_ENABLED()) {
+		struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_TASK_LAUNCH);
+
+		remember_task(task, task_name, t->depth && root ? t->root_name : NULL);
+		if (event) {
+			event->medium = points;
+			event->id = task;
+			event->a = op;
+			event->b = (uintptr_t)task_name;
+			event->c = root;
+			optrace_batch_commit(t, event);
+		}
+	}
+	if (OPTRACE_TASK_LAUNCH_ENABLED())
+		OPTRACE_TASK_LAUNCH(task, op, root, task_name, points);
 	return task;
 }
 
 void optrace_task_begin(uint64_t task, uint32_t point, int variant, uint32_t processor)
 {
-	if (task && OPTRACE_TASK_BEGIN_ENABLED())
+	if (!task)
+		return;
+	if (OPTRACE_BATCH_ENABLED()) {
+		struct thread_state *t = &optrace_thread;
+		struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_TASK_BEGIN);
+		const char *name, *root_name;
+
+		if (event) {
+			recall_task(task, &name, &root_name);
+			event->small = (uint8_t)variant;
+			event->medium = point;
+			event->id = task;
+			event->a = processor;
+			event->b = (uintptr_t)name;
+			event->c = (uintptr_t)root_name;
+			optrace_batch_commit(t, event);
+		}
+	}
+	if (OPTRACE_TASK_BEGIN_ENABLED())
 		OPTRACE_TASK_BEGIN(task, point, variant, processor);
 }
 
 void optrace_task_end(uint64_t task, uint32_t point, int status)
 {
-	if (task && OPTRACE_TASK_END_ENABLED())
+	if (!task)
+		return;
+	if (OPTRACE_BATCH_ENABLED())
+		append(&optrace_thread, OPTRACE_EVENT_TASK_END, task, (uint8_t)status, point, 0);
+	if (OPTRACE_TASK_END_ENABLED())
 		OPTRACE_TASK_END(task, point, status);
 }
 
 void optrace_wait_begin(uint64_t op, int kind)
 {
+	if (OPTRACE_BATCH_ENABLED())
+		append(&optrace_thread, OPTRACE_EVENT_WAIT_BEGIN, op, (uint8_t)kind, 0, 0);
 	if (OPTRACE_WAIT_BEGIN_ENABLED())
 		OPTRACE_WAIT_BEGIN(op, kind);
 }
 
 void optrace_wait_end(uint64_t op, int kind)
 {
+	if (OPTRACE_BATCH_ENABLED())
+		append(&optrace_thread, OPTRACE_EVENT_WAIT_END, op, (uint8_t)kind, 0, 0);
 	if (OPTRACE_WAIT_END_ENABLED())
 		OPTRACE_WAIT_END(op, kind);
 }

@@ -10,7 +10,12 @@
 #include <optrace/optrace.h>
 #include <sys/types.h>
 
-/* 0, or a negative errno: -ESRCH, -ENOENT (no liboptrace), -EPROTO (not ABI 1). */
+#include <stdint.h>
+
+/* 0, or a negative errno: -ESRCH, -ENOENT (no liboptrace), -EPROTO (an ABI it does not know). */
 int runtime_info_read(pid_t pid, struct optrace_runtime_info *info);
+
+/* Where liboptrace's exported symbol name lies in process pid. 0 or -errno. */
+int liboptrace_symbol_address(pid_t pid, const char *name, uint64_t *address);
 
 #endif /* OPTRACE_RUNTIME_INFO_H */

@@ -18,6 +18,7 @@
 
 #include "commands.h"
 #include "stat.skel.h"
+#include "batch_read.h"
 #include "stat_maps.h"
 #include "runtime_info.h"
 #include "stat_model.h"
@@ -156,6 +157,8 @@ static struct {
 } ranks[MAX_RANKS];
 static int rank_count;
 
+static struct tracer *tracer_now; /* whose idle buffers a snapshot reads first */
+
 static struct optrace_runtime_info *rank_of(__u32 tgid)
 {
 	for (int i = 0; i < rank_count; i++) {
@@ -187,11 +190,78 @@ static void note_ranks(struct stat_bpf *skel, bool recheck)
 	}
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+/* The strings an event names, read from the process, where the kernel could not. */
+static void copy_strings(struct stat_bpf *skel, pid_t pid, const struct optrace_event *event)
+{
+	uint64_t addresses[2] = { 0 };
+
+	switch (event->kind) {
+	case OPTRACE_EVENT_OP_BEGIN:
+	case OPTRACE_EVENT_TASK_LAUNCH:
+	case OPTRACE_EVENT_TASK_BEGIN:
+		addresses[0] = event->b;
+		addresses[1] = event->kind == OPTRACE_EVENT_TASK_BEGIN ? event->c : 0;
+		break;
+	case OPTRACE_EVENT_OP_FALLBACK:
+		addresses[0] = event->b;
+		break;
+	default:
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct string_key key = { .tgid = (__u32)pid, .address = addresses[i] };
+		struct string_value value = { 0 };
+		bool truncated = false;
+		int fd = bpf_map__fd(skel->maps.strings);
+
+		if (!key.address || !bpf_map_lookup_elem(fd, &key, &value))
+			continue;
+		if (process_read_string(pid, key.address, value.text, sizeof(value.text),
+					&truncated))
+			value.unreadable = 1;
+		value.truncated = truncated;
+		bpf_map_update_elem(fd, &key, &value, BPF_NOEXIST);
+	}
+}
+
+/* An idle thread's buffer: counted in the kernel as if its thread had handed it over. */
+static int inject_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t sequence, uint32_t count,
+			 const struct optrace_event *events)
+{
+	struct stat_bpf *skel = ctx;
+	struct stat_injected_batch batch = {
+		.tgid = (__u32)pid,
+		.tid = tid,
+		.sequence = sequence,
+		.count = count,
+		.events = (uintptr_t)events,
+	};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &batch, .ctx_size_in = sizeof(batch));
+	int err;
+
+	for (uint32_t i = 0; i < count; i++)
+		copy_strings(skel, pid, &events[i]);
+	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.inject_batch), &opts);
+	if (err && verbose)
+		fprintf(stderr, "optrace: cannot count the buffer of thread %u: %s\n", tid,
+			strerror(errno));
+	return 0;
+}
+
 static int print_snapshot(struct stat_bpf *skel, bool clear)
 {
 	struct stat_snapshot snapshot;
 	int err;
 
+	tracer_read_buffers(tracer_now, inject_buffer, skel);
 	note_ranks(skel, true);
 	err = stat_snapshot_read(skel, &snapshot, clear);
 	if (err) {
@@ -226,7 +296,7 @@ static int print_snapshot(struct stat_bpf *skel, bool clear)
 
 static int run(int argc, char **argv, const struct argp *argp)
 {
-	struct tracer tracer = { 0 };
+	static struct tracer tracer;
 	struct stat_bpf *skel = NULL;
 	long elapsed_ms = 0, since_print_ms = 0;
 	int err, printed = 0, parse_argc, status;
@@ -251,6 +321,8 @@ static int run(int argc, char **argv, const struct argp *argp)
 	if (err)
 		goto cleanup;
 
+	tracer_now = &tracer;
+	skel->bss->start_ns = monotonic_ns();
 	tracer_catch_signals();
 	err = tracer_attach(&tracer);
 	if (err)
@@ -282,8 +354,10 @@ static int run(int argc, char **argv, const struct argp *argp)
 		}
 	}
 	/* top's screen is already up to date; stat prints what it counted. */
-	if (!env.top)
+	if (!env.top) {
+		skel->data->stop_ns = monotonic_ns(); /* nothing after the stop counts */
 		err = print_snapshot(skel, env.interval_s != 0);
+	}
 
 cleanup:
 	status = tracer_finish(&tracer, tracer_exiting);

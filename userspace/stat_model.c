@@ -20,6 +20,8 @@ static const char *const loss_names[STAT_LOSS__COUNT] = {
 	[STAT_LOSS_STRING_TRUNCATED] = "string_truncated",
 	[STAT_LOSS_TOO_DEEP] = "too_deep",
 	[STAT_LOSS_UNMATCHED] = "unmatched",
+	[STAT_LOSS_BATCH_BAD] = "batch_malformed",
+	[STAT_LOSS_BATCH_GAP] = "batch_missing",
 };
 
 const char *stat_loss_name(int loss)

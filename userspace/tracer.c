@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "targets.h"
 #include "tracer.h"
+#include "usdt_notes.h"
 
 struct tracer_options tracer_options;
 volatile sig_atomic_t tracer_exiting;
@@ -47,6 +48,7 @@ long tracer_parse_positive(const char *arg, struct argp_state *state, const char
 enum {
 	OPT_LIB = 0x200,
 	OPT_ATTACH,
+	OPT_PER_EVENT,
 };
 
 static const struct argp_option options[] = {
@@ -56,6 +58,8 @@ static const struct argp_option options[] = {
 	  "liboptrace to attach to with -- and -a (default: the one installed with optrace)", 0 },
 	{ "attach", OPT_ATTACH, "MODE", 0,
 	  "How to attach: auto (default), uprobe-multi (kernel 6.10+) or perf-event", 0 },
+	{ "per-event", OPT_PER_EVENT, NULL, 0,
+	  "One probe hit per event (the slow path, as bpftrace sees them), not batches", 0 },
 	{},
 };
 
@@ -80,6 +84,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_LIB:
 		o->library = arg;
+		return 0;
+	case OPT_PER_EVENT:
+		o->per_event = true;
 		return 0;
 	case OPT_ATTACH:
 		if (attach_mode_parse(arg) < 0)
@@ -119,6 +126,49 @@ int tracer_split_command(int argc, char **argv)
 	return argc;
 }
 
+/* True if the liboptrace at path has the fast path's batch probe (ABI 2). */
+static bool has_batch_probe(const char *path)
+{
+	struct usdt_notes notes = { 0 };
+	bool found;
+
+	if (usdt_notes_read(path, "optrace", &notes))
+		return false;
+	found = usdt_notes_find(&notes, "batch") != NULL;
+	usdt_notes_free(&notes);
+	return found;
+}
+
+/*
+ * The fast path unless --per-event, or the runtime's liboptrace predates it
+ * (ABI 1). Never both: the library fires both kinds while both are armed.
+ */
+static void choose_path(struct tracer *tracer)
+{
+	const char *path = tracer_options.library;
+	struct library library;
+	struct bpf_program *prog;
+
+	if (tracer_options.pid_count && !find_liboptrace(tracer_options.pids[0], &library))
+		path = library.path;
+	tracer->fast_path = !tracer_options.per_event && path && has_batch_probe(path);
+	if (!tracer_options.per_event && path && !tracer->fast_path)
+		fprintf(stderr, "optrace: %s has no fast path (a liboptrace of ABI 1): "
+				"tracing one probe hit per event\n",
+			path);
+	bpf_object__for_each_program (prog, tracer->obj) {
+		const char *name = bpf_program__name(prog);
+
+		if (strcmp(bpf_program__section_name(prog), "usdt") || !strcmp(name, "rt_init") ||
+		    !strncmp(name, "gpu_", 4))
+			continue;
+		if (!strcmp(name, "batch"))
+			bpf_program__set_autoload(prog, tracer->fast_path);
+		else
+			bpf_program__set_autoload(prog, !tracer->fast_path);
+	}
+}
+
 int tracer_prepare(struct tracer *tracer, struct bpf_object *obj)
 {
 	const char *why = tracing_unavailable();
@@ -138,6 +188,7 @@ int tracer_prepare(struct tracer *tracer, struct bpf_object *obj)
 				"--lib PATH\n");
 		return -ENOENT;
 	}
+	choose_path(tracer);
 	err = attacher_prepare(&tracer->attacher, obj, tracer_options.attach_mode);
 	if (err) {
 		fprintf(stderr,
@@ -146,9 +197,10 @@ int tracer_prepare(struct tracer *tracer, struct bpf_object *obj)
 		return err;
 	}
 	if (verbose)
-		fprintf(stderr, "optrace: attaching through %s\n",
+		fprintf(stderr, "optrace: attaching through %s, %s\n",
 			tracer->attacher.uprobe_multi ? "uprobe_multi links"
-						      : "perf-event uprobes (libbpf)");
+						      : "perf-event uprobes (libbpf)",
+			tracer->fast_path ? "fast path (batches)" : "one probe hit per event");
 	return 0;
 }
 
@@ -404,6 +456,45 @@ bool tracer_alive(struct tracer *tracer)
 			return true;
 	}
 	return false;
+}
+
+struct read_all {
+	batch_read_fn fn;
+	void *ctx;
+	int buffers;
+};
+
+static int read_found(pid_t pid, const struct library *library, void *ctx)
+{
+	struct read_all *all = ctx;
+	int read = batch_read_process(pid, all->fn, all->ctx);
+
+	(void)library;
+	if (read > 0)
+		all->buffers += read;
+	return 0;
+}
+
+int tracer_read_buffers(struct tracer *tracer, batch_read_fn fn, void *ctx)
+{
+	struct read_all all = { .fn = fn, .ctx = ctx };
+	__u32 key, *previous = NULL;
+	int fd;
+
+	if (!tracer->fast_path)
+		return 0;
+	for (int i = 0; i < tracer_options.pid_count; i++)
+		read_found(tracer_options.pids[i], NULL, &all);
+	if (tracer_options.all)
+		for_each_liboptrace_process(read_found, &all);
+	if (tracer_options.command) {
+		fd = targets_fd(tracer);
+		while (bpf_map_get_next_key(fd, previous, &key) == 0) {
+			read_found((pid_t)key, NULL, &all);
+			previous = &key;
+		}
+	}
+	return all.buffers;
 }
 
 int tracer_finish(struct tracer *tracer, bool interrupted)

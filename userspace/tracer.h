@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "attach.h"
+#include "batch_read.h"
 
 #define TRACER_MAX_PIDS 64
 #define TRACER_MAX_LIBRARIES 64
@@ -26,6 +27,7 @@ struct tracer_options {
 	char **command; /* after "--" */
 	const char *library;
 	enum attach_mode attach_mode;
+	bool per_event;	 /* --per-event: one probe hit per event, not the fast path */
 	bool no_command; /* the command does not take -- COMMAND (top) */
 };
 
@@ -63,6 +65,7 @@ struct tracer {
 	pid_t child;
 	int child_status;
 	bool child_exited;
+	bool fast_path; /* the batch probe, not the per-event probes */
 };
 
 /*
@@ -72,6 +75,13 @@ struct tracer {
  * != NULL) itself, in its skeleton's rodata.
  */
 int tracer_prepare(struct tracer *tracer, struct bpf_object *obj);
+
+/*
+ * Reads the events the targets' threads still hold in their fast-path
+ * buffers (idle threads hand nothing over by themselves). Returns the
+ * number of buffers read.
+ */
+int tracer_read_buffers(struct tracer *tracer, batch_read_fn fn, void *ctx);
 
 /* The result of loading the object: says what failed, and returns err. */
 int tracer_loaded(int err);

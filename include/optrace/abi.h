@@ -9,11 +9,19 @@
 #ifndef OPTRACE_ABI_H
 #define OPTRACE_ABI_H
 
+#ifndef __bpf__
+#include <stdint.h> /* BPF programs bring the fixed-width types themselves */
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define OPTRACE_ABI_VERSION 1
+/*
+ * 1: the per-event probes. 2: the fast path (the batch probe and the event
+ * layout below) beside them; every ABI 1 probe is unchanged.
+ */
+#define OPTRACE_ABI_VERSION 2
 
 /* How an operation ran (op_mode, argument 2). */
 enum optrace_mode {
@@ -68,6 +76,92 @@ enum optrace_wait_kind {
 
 /* How an operation or a task ended (op_end and task_end, argument 2). */
 enum optrace_status { OPTRACE_STATUS_OK = 0, OPTRACE_STATUS_ERROR = 1, OPTRACE_STATUS__COUNT };
+
+/*
+ * The fast path. While a tracer arms the batch probe, each call appends one
+ * struct optrace_event to a buffer owned by the calling thread, and the
+ * buffer is handed over by one batch probe hit when it is full, when its
+ * oldest event is older than the flush bound, at thread and process exit and
+ * before fork. This layout is shared by liboptrace, the BPF programs and
+ * optrace's decoder; it only grows by new kinds.
+ */
+enum optrace_event_kind {
+	OPTRACE_EVENT_OP_BEGIN = 1,
+	OPTRACE_EVENT_OP_END = 2,
+	OPTRACE_EVENT_OP_MODE = 3,
+	OPTRACE_EVENT_OP_FALLBACK = 4,
+	OPTRACE_EVENT_TASK_LAUNCH = 5,
+	OPTRACE_EVENT_TASK_BEGIN = 6,
+	OPTRACE_EVENT_TASK_END = 7,
+	OPTRACE_EVENT_WAIT_BEGIN = 8,
+	OPTRACE_EVENT_WAIT_END = 9,
+	OPTRACE_EVENT__COUNT
+};
+
+/*
+ * One event, 48 bytes. time_ns is CLOCK_MONOTONIC, the clock of
+ * bpf_ktime_get_ns(), read in userspace. Strings are addresses in the
+ * process, as in the per-event probes.
+ *
+ *   kind          id      small           medium        a          b         c
+ *   op_begin      op      -               depth         parent op  name      call site
+ *   op_end        op      status          -             -          -         -
+ *   op_mode       op      mode            mode reason   -          -         -
+ *   op_fallback   op      reason          -             -          detail    -
+ *   task_launch   task    -               points        op         name      root op
+ *   task_begin    task    variant         point         processor  name      root op's name
+ *   task_end      task    status          point         -          -         -
+ *   wait_begin    op      wait kind       -             -          -         -
+ *   wait_end      op      wait kind       -             -          -         -
+ *
+ * task_begin carries its task's name and root op's name (0 if unknown), so
+ * that a worker's batch makes sense before the launching thread's arrives.
+ */
+struct optrace_event {
+	uint64_t time_ns;
+	uint8_t kind; /* enum optrace_event_kind */
+	uint8_t small;
+	uint16_t reserved;
+	uint32_t medium;
+	uint64_t id;
+	uint64_t a;
+	uint64_t b;
+	uint64_t c;
+};
+
+#define OPTRACE_BATCH_EVENTS 256      /* events a thread buffers before it flushes */
+#define OPTRACE_BATCH_MAGIC 0x4f544231u /* "OTB1" */
+#define OPTRACE_BATCH_REGISTRY_MAGIC 0x4f545231u /* "OTR1" */
+
+/*
+ * A thread's buffer, in the process's memory. The tracer reads idle threads'
+ * buffers (process_vm_readv) through the registry, so every field a reader
+ * needs is here. position packs the sequence number of events[0] (per
+ * thread, counting every event the thread ever buffered) above 16 bits of
+ * count, so that one 8-byte load gives a consistent pair: a reader takes
+ * position, copies events[0..count), takes position again, and keeps the
+ * events only if the sequence number did not move.
+ */
+struct optrace_batch {
+	uint32_t magic;	     /* OPTRACE_BATCH_MAGIC */
+	uint16_t event_size; /* sizeof(struct optrace_event) */
+	uint16_t capacity;   /* OPTRACE_BATCH_EVENTS */
+	uint32_t tid;	     /* the owning thread, 0 while the buffer is free */
+	uint32_t reserved;
+	uint64_t position;	      /* sequence << 16 | count */
+	uint64_t next;		      /* the registry's next buffer, 0 at the end */
+	struct optrace_event events[OPTRACE_BATCH_EVENTS];
+};
+
+#define OPTRACE_BATCH_COUNT(position) ((uint32_t)((position) & 0xffff))
+#define OPTRACE_BATCH_SEQUENCE(position) ((position) >> 16)
+
+/* Every buffer the process ever set up: the exported symbol optrace_batches. */
+struct optrace_batch_registry {
+	uint32_t magic;	      /* OPTRACE_BATCH_REGISTRY_MAGIC */
+	uint32_t flush_bound_us; /* a buffer's oldest event is at most this old */
+	uint64_t head;	      /* address of the newest struct optrace_batch, 0 if none */
+};
 
 /*
  * Names as tracers print them: lower case, no spaces. Out-of-range values

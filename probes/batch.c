@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The fast path's cold half: each thread's buffer is set up once, kept in a
+ * registry that tracers read from outside (the exported optrace_batches),
+ * handed over at thread exit, at process exit and before fork, and reused
+ * by later threads: buffers are never freed, so that a tracer walking the
+ * registry never follows a pointer into freed memory.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "optrace_probes.h"
+
+#define FLUSH_BOUND_US_DEFAULT 4000 /* 4 ms: top stays live, and a batch stays large */
+#define FLUSH_BOUND_US_MAX 1000000
+
+struct optrace_batch_registry optrace_batches = {
+	.magic = OPTRACE_BATCH_REGISTRY_MAGIC,
+	.flush_bound_us = FLUSH_BOUND_US_DEFAULT,
+};
+
+uint64_t optrace_flush_bound_ns = FLUSH_BOUND_US_DEFAULT * 1000ull;
+
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+static pthread_key_t exit_key;
+static bool exit_key_ok;
+
+static struct optrace_batch *registry_first(void)
+{
+	return (struct optrace_batch *)(uintptr_t)__atomic_load_n(&optrace_batches.head,
+								    __ATOMIC_ACQUIRE);
+}
+
+static struct optrace_batch *registry_next(const struct optrace_batch *batch)
+{
+	return (struct optrace_batch *)(uintptr_t)batch->next;
+}
+
+/* Empties a buffer; its sequence numbers go on. */
+static void batch_reset(struct optrace_batch *batch, uint64_t position)
+{
+	uint64_t sequence = OPTRACE_BATCH_SEQUENCE(position) + OPTRACE_BATCH_COUNT(position);
+
+	__atomic_store_n(&batch->position, sequence << 16, __ATOMIC_RELEASE);
+}
+
+static void fire(const struct optrace_batch *batch, uint64_t position)
+{
+	if (OPTRACE_BATCH_COUNT(position) && OPTRACE_BATCH_ENABLED())
+		OPTRACE_BATCH(batch->events, OPTRACE_BATCH_COUNT(position), batch->tid,
+			      OPTRACE_BATCH_SEQUENCE(position));
+}
+
+void optrace_batch_flush(struct thread_state *t)
+{
+	struct optrace_batch *batch = t->batch;
+	uint64_t position = batch->position;
+
+	fire(batch, position);
+	batch_reset(batch, position);
+}
+
+/*
+ * Another thread's buffer, at process exit: that thread may still be
+ * appending, so the buffer is emptied only if it did not move meanwhile. A
+ * batch handed over twice is counted once: tracers keep the sequence.
+ */
+static void flush_foreign(struct optrace_batch *batch)
+{
+	uint64_t position = __atomic_load_n(&batch->position, __ATOMIC_ACQUIRE);
+
+	if (!batch->tid || !OPTRACE_BATCH_COUNT(position))
+		return;
+	fire(batch, position);
+	__atomic_compare_exchange_n(&batch->position, &position,
+				    (OPTRACE_BATCH_SEQUENCE(position) + OPTRACE_BATCH_COUNT(position))
+					    << 16,
+				    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
+void optrace_batch_flush_all(void)
+{
+	struct thread_state *t = &optrace_thread;
+
+	if (t->batch)
+		optrace_batch_flush(t);
+	for (struct optrace_batch *batch = registry_first(); batch; batch = registry_next(batch)) {
+		if (batch != t->batch)
+			flush_foreign(batch);
+	}
+}
+
+/* Thread exit: what the thread holds goes out, and its buffer is free again. */
+static void on_thread_exit(void *value)
+{
+	struct thread_state *t = &optrace_thread;
+	struct optrace_batch *batch = t->batch;
+
+	(void)value;
+	if (!batch)
+		return;
+	optrace_batch_flush(t);
+	t->batch = NULL;
+	__atomic_store_n(&batch->tid, 0, __ATOMIC_RELEASE);
+}
+
+/* Before fork: the child starts empty, so the parent hands over what it holds. */
+static void before_fork(void)
+{
+	struct thread_state *t = &optrace_thread;
+
+	if (t->batch)
+		optrace_batch_flush(t);
+}
+
+/* In the child: one thread, this one; the other threads' buffers are free. */
+static void in_child(void)
+{
+	struct thread_state *t = &optrace_thread;
+
+	for (struct optrace_batch *batch = registry_first(); batch; batch = registry_next(batch)) {
+		batch_reset(batch, batch->position);
+		if (batch != t->batch)
+			batch->tid = 0;
+	}
+	if (t->batch) {
+		t->tid = (uint32_t)gettid();
+		t->batch->tid = t->tid;
+	}
+}
+
+static void setup_process(void)
+{
+	exit_key_ok = pthread_key_create(&exit_key, on_thread_exit) == 0;
+	pthread_atfork(before_fork, NULL, in_child);
+}
+
+/* A buffer another thread left, or a new one. */
+static struct optrace_batch *claim_buffer(uint32_t tid)
+{
+	struct optrace_batch *batch;
+	uint64_t head;
+
+	for (batch = registry_first(); batch; batch = registry_next(batch)) {
+		uint32_t free_tid = 0;
+
+		if (__atomic_compare_exchange_n(&batch->tid, &free_tid, tid, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			return batch;
+	}
+	batch = aligned_alloc(64, (sizeof(*batch) + 63) & ~(size_t)63);
+	if (!batch)
+		return NULL;
+	memset(batch, 0, sizeof(*batch));
+	batch->magic = OPTRACE_BATCH_MAGIC;
+	batch->event_size = sizeof(struct optrace_event);
+	batch->capacity = OPTRACE_BATCH_EVENTS;
+	batch->tid = tid;
+	head = __atomic_load_n(&optrace_batches.head, __ATOMIC_RELAXED);
+	do {
+		batch->next = head;
+	} while (!__atomic_compare_exchange_n(&optrace_batches.head, &head, (uintptr_t)batch,
+					      false, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	return batch;
+}
+
+struct optrace_batch *optrace_batch_setup(struct thread_state *t)
+{
+	pthread_once(&setup_once, setup_process);
+	t->tid = (uint32_t)gettid();
+	t->batch = claim_buffer(t->tid);
+	/* Any value but NULL: the key's destructor runs at the thread's exit. */
+	if (t->batch && exit_key_ok)
+		pthread_setspecific(exit_key, t->batch);
+	return t->batch;
+}
+
+__attribute__((constructor)) static void read_flush_bound(void)
+{
+	const char *text = getenv("OPTRACE_FLUSH_US");
+	char *end;
+	long value;
+
+	if (!text || !*text)
+		return;
+	errno = 0;
+	value = strtol(text, &end, 10);
+	if (errno || *end || value < 1 || value > FLUSH_BOUND_US_MAX)
+		return;
+	optrace_batches.flush_bound_us = (uint32_t)value;
+	optrace_flush_bound_ns = (uint64_t)value * 1000;
+}
+
+/* Normal process exit (exit(), return from main): every buffer goes out. */
+__attribute__((destructor)) static void flush_at_exit(void)
+{
+	optrace_batch_flush_all();
+}

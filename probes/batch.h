@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The fast path's hot half: an event is appended to the calling thread's
+ * buffer with a userspace timestamp, and the buffer is handed to the batch
+ * probe when full or when its oldest event is older than the flush bound.
+ * Nothing here locks, allocates or enters the kernel, but the first event
+ * of a thread (which sets its buffer up) and the flush (one probe hit).
+ */
+#ifndef OPTRACE_BATCH_H
+#define OPTRACE_BATCH_H
+
+#include <stdbool.h>
+#include <time.h>
+
+#include "thread.h"
+
+extern uint64_t optrace_flush_bound_ns OPTRACE_INTERNAL;
+
+/* The calling thread's buffer, set up on first use; NULL if memory ran out. */
+OPTRACE_INTERNAL struct optrace_batch *optrace_batch_setup(struct thread_state *t);
+
+/* Hands the thread's buffered events to the batch probe and empties the buffer. */
+OPTRACE_INTERNAL void optrace_batch_flush(struct thread_state *t);
+
+/* Hands every buffer's events over (process exit) and empties them. */
+OPTRACE_INTERNAL void optrace_batch_flush_all(void);
+
+/* CLOCK_MONOTONIC through the vDSO: the clock of bpf_ktime_get_ns(). */
+static inline uint64_t optrace_now_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+/* The slot for the thread's next event, its time and kind filled in. */
+static inline struct optrace_event *optrace_batch_next(struct thread_state *t, uint8_t kind)
+{
+	struct optrace_batch *batch = t->batch;
+	struct optrace_event *event;
+
+	if (__builtin_expect(!batch, 0)) {
+		batch = optrace_batch_setup(t);
+		if (!batch)
+			return NULL;
+	}
+	event = &batch->events[OPTRACE_BATCH_COUNT(batch->position)];
+	event->time_ns = optrace_now_ns();
+	event->kind = kind;
+	return event;
+}
+
+/* Publishes the event filled since optrace_batch_next(); flushes if due. */
+static inline void optrace_batch_commit(struct thread_state *t, const struct optrace_event *event)
+{
+	struct optrace_batch *batch = t->batch;
+	uint64_t position = batch->position + 1;
+
+	/* A reader in another process sees the event before the count that covers it. */
+	__atomic_store_n(&batch->position, position, __ATOMIC_RELEASE);
+	if (OPTRACE_BATCH_COUNT(position) == OPTRACE_BATCH_EVENTS ||
+	    event->time_ns - batch->events[0].time_ns > optrace_flush_bound_ns)
+		optrace_batch_flush(t);
+}
+
+#endif /* OPTRACE_BATCH_H */
