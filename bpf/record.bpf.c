@@ -392,11 +392,39 @@ static int send_event_strings(__u32 index, struct string_walk *walk)
 	return 0;
 }
 
-static __always_inline struct record_batch *reserve_batch(__u32 count)
+/*
+ * The batch into the ring buffer, in a reservation of capacity events: a
+ * thread's buffer always has room for all of its events, so reading a whole
+ * reservation reads its own stale slots past count, and a constant size is
+ * what the verifier checks.
+ */
+static __always_inline void send_batch(struct string_walk *walk, __u32 capacity, __u32 count,
+				       __u32 tid, __u64 sequence)
 {
-	if (count <= RECORD_BATCH_SMALL)
-		return bpf_ringbuf_reserve(&events, RECORD_BATCH_SIZE(RECORD_BATCH_SMALL), 0);
-	return bpf_ringbuf_reserve(&events, RECORD_BATCH_SIZE(OPTRACE_BATCH_EVENTS), 0);
+	__u32 size = RECORD_BATCH_SIZE(capacity);
+	struct record_batch *batch = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!batch) {
+		count_losses(RECORD_LOSS_RINGBUF_FULL, count);
+		return;
+	}
+	if (bpf_probe_read_user(batch->events, capacity * sizeof(struct optrace_event),
+				(void *)walk->events)) {
+		count_losses(RECORD_LOSS_BATCH_BAD, count);
+		bpf_ringbuf_discard(batch, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	batch->timestamp = bpf_ktime_get_ns();
+	batch->tgid = walk->pid_tgid >> 32;
+	batch->tid = tid;
+	batch->type = RECORD_BATCH;
+	batch->cpu = (__u16)bpf_get_smp_processor_id();
+	batch->ns_tid = tid == (__u32)walk->pid_tgid ? ns_tid() : 0;
+	batch->sequence = sequence;
+	batch->buffer = walk->events;
+	batch->count = count;
+	batch->reserved = 0;
+	bpf_ringbuf_submit(batch, BPF_RB_NO_WAKEUP);
 }
 
 SEC("usdt")
@@ -404,8 +432,6 @@ int USDT_PROBE(batch, __u64 events_address, __u32 count, __u32 tid, __u64 sequen
 {
 	struct string_walk walk = { .pid_tgid = bpf_get_current_pid_tgid(),
 				    .events = events_address };
-	struct record_batch *batch;
-	__u32 size;
 
 	TARGETS_ONLY();
 	if (count == 0 || count > OPTRACE_BATCH_EVENTS) {
@@ -417,33 +443,10 @@ int USDT_PROBE(batch, __u64 events_address, __u32 count, __u32 tid, __u64 sequen
 		count_losses(RECORD_LOSS_BATCH_BAD, count);
 		return 0;
 	}
-	batch = reserve_batch(count);
-	if (!batch) {
-		count_losses(RECORD_LOSS_RINGBUF_FULL, count);
-		return 0;
-	}
-	batch->timestamp = bpf_ktime_get_ns();
-	batch->tgid = walk.pid_tgid >> 32;
-	batch->tid = tid;
-	batch->type = RECORD_BATCH;
-	batch->cpu = (__u16)bpf_get_smp_processor_id();
-	batch->ns_tid = tid == (__u32)walk.pid_tgid ? ns_tid() : 0;
-	batch->sequence = sequence;
-	batch->count = count;
-	batch->reserved = 0;
-	size = count * sizeof(struct optrace_event);
-	if (count <= RECORD_BATCH_SMALL) {
-		if (size > RECORD_BATCH_SMALL * sizeof(struct optrace_event))
-			size = RECORD_BATCH_SMALL * sizeof(struct optrace_event);
-	} else if (size > OPTRACE_BATCH_EVENTS * sizeof(struct optrace_event)) {
-		size = OPTRACE_BATCH_EVENTS * sizeof(struct optrace_event);
-	}
-	if (bpf_probe_read_user(batch->events, size, (void *)events_address)) {
-		count_losses(RECORD_LOSS_BATCH_BAD, count);
-		bpf_ringbuf_discard(batch, BPF_RB_NO_WAKEUP);
-		return 0;
-	}
-	bpf_ringbuf_submit(batch, BPF_RB_NO_WAKEUP);
+	if (count <= RECORD_BATCH_SMALL)
+		send_batch(&walk, RECORD_BATCH_SMALL, count, tid, sequence);
+	else
+		send_batch(&walk, OPTRACE_BATCH_EVENTS, count, tid, sequence);
 	return 0;
 }
 

@@ -100,7 +100,8 @@ struct record_batch {
 	__u16 type; /* RECORD_BATCH */
 	__u16 cpu;
 	__u32 ns_tid; /* tid in its pid namespace, when the thread itself handed it over */
-	__u64 sequence; /* the thread's sequence number of events[0] */
+	__u64 sequence; /* the buffer's sequence number of events[0] */
+	__u64 buffer;	/* the events' address in the process: names the buffer */
 	__u32 count;
 	__u32 reserved;
 	struct optrace_event events[OPTRACE_BATCH_EVENTS];

@@ -50,6 +50,7 @@ struct thread_state {
 	__u32 task_variant;
 	__u32 pad;
 	__u64 next_sequence; /* the fast path: the next event expected, 0 before the first */
+	__u64 buffer;	     /* whose sequence that is: a new thread may reuse the tid */
 	struct frame frames[STAT_STACK_MAX];
 };
 
@@ -690,8 +691,8 @@ static int count_event(__u32 index, struct batch_walk *walk)
  * thread's state already counted (a buffer handed over twice) are skipped;
  * a jump forward is counted as missing.
  */
-static __always_inline int count_batch(__u32 tgid, __u32 tid, __u64 events, __u32 count,
-				       __u64 sequence, bool in_process)
+static __always_inline int count_batch(__u32 tgid, __u32 tid, __u64 buffer, __u64 events,
+				       __u32 count, __u64 sequence, bool in_process)
 {
 	struct batch_walk walk = {
 		.place = { .tgid = tgid, .in_process = in_process },
@@ -707,6 +708,10 @@ static __always_inline int count_batch(__u32 tgid, __u32 tid, __u64 events, __u3
 	state = thread_of(tgid, tid, true, in_process);
 	if (!state)
 		return 0;
+	if (state->buffer != buffer) {
+		state->buffer = buffer;
+		state->next_sequence = 0;
+	}
 	if (state->next_sequence > sequence) {
 		skip = state->next_sequence - sequence;
 		if (skip >= count)
@@ -728,7 +733,7 @@ int USDT_PROBE(batch, __u64 events, __u32 count, __u32 tid, __u64 sequence)
 
 	if (!is_target(tgid))
 		return 0;
-	return count_batch(tgid, tid, events, count, sequence, true);
+	return count_batch(tgid, tid, events, events, count, sequence, true);
 }
 
 /*
@@ -739,8 +744,8 @@ int USDT_PROBE(batch, __u64 events, __u32 count, __u32 tid, __u64 sequence)
 SEC("syscall")
 int inject_batch(struct stat_injected_batch *batch)
 {
-	return count_batch(batch->tgid, batch->tid, batch->events, batch->count, batch->sequence,
-			   false);
+	return count_batch(batch->tgid, batch->tid, batch->buffer, batch->events, batch->count,
+			   batch->sequence, false);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

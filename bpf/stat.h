@@ -93,6 +93,7 @@ struct stat_injected_batch {
 	__u32 count;
 	__u32 pad;
 	__u64 events; /* address of the events, in optrace's memory */
+	__u64 buffer; /* their address in the process: names the buffer */
 };
 
 /* A traced process's command name, as ps shows it. */

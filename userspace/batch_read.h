@@ -17,9 +17,13 @@
 
 #include <optrace/abi.h>
 
-/* One thread's buffered events; return non-zero to stop reading. */
-typedef int (*batch_read_fn)(void *ctx, pid_t pid, uint32_t tid, uint64_t sequence,
-			     uint32_t count, const struct optrace_event *events);
+/*
+ * One thread's buffered events; return non-zero to stop reading. address is
+ * where they lie in the process: the batch probe's first argument, which
+ * names the buffer (a sequence is a buffer's, and a buffer outlives its thread).
+ */
+typedef int (*batch_read_fn)(void *ctx, pid_t pid, uint32_t tid, uint64_t address,
+			     uint64_t sequence, uint32_t count, const struct optrace_event *events);
 
 /*
  * Calls fn for every thread of process pid that holds events. Returns the

@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "batch_decode.h"
+#include "batch_read.h"
 #include "capture.h"
 #include "commands.h"
 #include "../bpf/record.h"
@@ -31,6 +33,13 @@
 
 #define POLL_MS 10
 #define FLUSH_MS 1000
+/*
+ * The fast path: idle threads' buffers are read every IDLE_READ_MS, and an
+ * event waits REORDER_MS for the events of other threads that came before it
+ * (the flush bound, the idle reads and the polls, with room to spare).
+ */
+#define IDLE_READ_MS 50
+#define REORDER_MS 250
 #define GPU_GRACE_MS 2000 /* liboptrace-cupti flushes every 1000 ms; slack for a busy host */
 
 static struct {
@@ -47,6 +56,9 @@ static struct {
 
 struct recorder {
 	struct capture_writer *writer;
+	bool fast_path;
+	struct batch_decoder decoder;
+	struct idmap strings; /* (process, address) of strings in the capture */
 	uint64_t events;
 	uint64_t gpu_records; /* tells report and export whether to read GPU records ahead */
 	bool gpu_only;	      /* after the stop, while the collector's last flush comes */
@@ -131,6 +143,95 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	}
 }
 
+static void note_error(struct recorder *recorder, int err)
+{
+	if (err && !recorder->error)
+		recorder->error = err;
+}
+
+static int write_event(void *ctx, const struct record_event *event)
+{
+	struct recorder *recorder = ctx;
+
+	note_error(recorder,
+		   capture_write(recorder->writer, event->type, event, sizeof(*event)));
+	recorder->events++;
+	recorder->bytes += sizeof(*event);
+	return 0;
+}
+
+static int on_batch(struct recorder *recorder, const struct record_batch *batch, size_t size)
+{
+	struct batch_origin origin = {
+		.tgid = batch->tgid,
+		.tid = batch->tid,
+		.buffer = batch->buffer,
+		.cpu = batch->cpu,
+		.ns_tid = batch->ns_tid,
+	};
+
+	if (size < RECORD_BATCH_SIZE(0) || batch->count > OPTRACE_BATCH_EVENTS ||
+	    size < RECORD_BATCH_SIZE(batch->count))
+		return 0; /* cannot be: the kernel wrote it */
+	note_error(recorder, batch_decoder_add(&recorder->decoder, &origin, batch->sequence,
+					       batch->count, batch->events));
+	return 0;
+}
+
+/* A string an idle thread's event names, which no batch brought: read here. */
+static void write_string(struct recorder *recorder, pid_t pid, uint64_t address)
+{
+	struct record_string record = {
+		.timestamp = recorder->decoder.written_ns,
+		.tgid = (__u32)pid,
+		.type = RECORD_STRING,
+		.address = address,
+	};
+	bool truncated = false;
+
+	if (!address || idmap_get(&recorder->strings, (uint32_t)pid, address))
+		return;
+	if (process_read_string(pid, address, record.text, sizeof(record.text), &truncated))
+		record.unreadable = 1;
+	record.truncated = truncated;
+	note_error(recorder, capture_write(recorder->writer, RECORD_STRING, &record,
+					   sizeof(record)));
+	note_error(recorder, idmap_put(&recorder->strings, (uint32_t)pid, address, (void *)1));
+}
+
+static int on_idle_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t address,
+			  uint64_t sequence, uint32_t count, const struct optrace_event *events)
+{
+	struct recorder *recorder = ctx;
+	struct batch_origin origin = { .tgid = (uint32_t)pid, .tid = tid, .buffer = address };
+
+	for (uint32_t i = 0; i < count; i++) {
+		if (events[i].kind == OPTRACE_EVENT_OP_BEGIN)
+			write_string(recorder, pid, events[i].c);
+		if (events[i].kind == OPTRACE_EVENT_OP_BEGIN ||
+		    events[i].kind == OPTRACE_EVENT_OP_FALLBACK ||
+		    events[i].kind == OPTRACE_EVENT_TASK_LAUNCH)
+			write_string(recorder, pid, events[i].b);
+	}
+	note_error(recorder,
+		   batch_decoder_add(&recorder->decoder, &origin, sequence, count, events));
+	return 0;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+/* Events older than the reorder window go to the capture, in time order. */
+static void write_ordered(struct recorder *recorder, uint64_t watermark_ns)
+{
+	batch_decoder_drain(&recorder->decoder, watermark_ns, write_event, recorder);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct recorder *recorder = ctx;
@@ -139,6 +240,17 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*event))
 		return 0;
+	if (event->type == RECORD_BATCH)
+		return on_batch(recorder, data, size);
+	if (event->type == RECORD_STRING && size >= sizeof(struct record_string))
+		note_error(recorder,
+			   idmap_put(&recorder->strings, event->tgid,
+				     ((const struct record_string *)data)->address, (void *)1));
+	/* rt_init waits its turn with the batches' events. */
+	if (recorder->fast_path && event->type == RECORD_RT_INIT) {
+		note_error(recorder, batch_decoder_push(&recorder->decoder, event));
+		return 0;
+	}
 	if (recorder->gpu_only && (event->type < RECORD_GPU || event->type > RECORD_GPU_DROPPED))
 		return 0;
 	err = capture_write(recorder->writer, event->type, data, (uint32_t)size);
@@ -314,6 +426,8 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 
+	recorder.fast_path = tracer.fast_path;
+	batch_decoder_init(&recorder.decoder, monotonic_ns());
 	tracer_catch_signals();
 	err = tracer_attach(&tracer);
 	if (err)
@@ -328,6 +442,11 @@ int cmd_record(int argc, char **argv)
 		nanosleep(&tick, NULL);
 		elapsed_ms += POLL_MS;
 		ring_buffer__consume(ring);
+		if (recorder.fast_path) {
+			if (elapsed_ms % IDLE_READ_MS == 0)
+				tracer_read_buffers(&tracer, on_idle_buffer, &recorder);
+			write_ordered(&recorder, monotonic_ns() - REORDER_MS * 1000000ull);
+		}
 		if (recorder.error)
 			break;
 		if (elapsed_ms % FLUSH_MS == 0) {
@@ -350,8 +469,13 @@ int cmd_record(int argc, char **argv)
 		if (elapsed_ms % 100 == 0 && !tracer_alive(&tracer))
 			break;
 	}
-	/* What the targets fired up to here. */
+	/*
+	 * The stop is one instant: what the targets did up to here, handed
+	 * over or still in their threads' buffers, and nothing after.
+	 */
+	recorder.decoder.stop_ns = monotonic_ns();
 	ring_buffer__consume(ring);
+	tracer_read_buffers(&tracer, on_idle_buffer, &recorder);
 	/*
 	 * CUPTI still holds up to a second of GPU records, which the collector
 	 * flushes every second: wait for that flush while still attached, or
@@ -372,6 +496,17 @@ cleanup:
 	if (ring)
 		ring_buffer__consume(ring);
 	if (recorder.writer) {
+		write_ordered(&recorder, UINT64_MAX);
+		if (recorder.decoder.stats.missing || recorder.decoder.stats.late ||
+		    recorder.decoder.stats.malformed)
+			fprintf(stderr,
+				"optrace: fast path: %llu events never handed over, %llu written "
+				"out of order, %llu malformed\n",
+				(unsigned long long)recorder.decoder.stats.missing,
+				(unsigned long long)recorder.decoder.stats.late,
+				(unsigned long long)recorder.decoder.stats.malformed);
+	}
+	if (recorder.writer) {
 		struct capture_counter counters[] = {
 			{ "lost.ringbuf_full", 0 },
 			{ "lost.strings", 0 },
@@ -379,6 +514,10 @@ cleanup:
 			{ "strings.truncated", 0 },
 			{ "lost.gpu_unreadable", 0 },
 			{ CAPTURE_COUNTER_GPU_RECORDS, recorder.gpu_records },
+			{ "lost.batch_malformed", 0 },
+			{ "lost.batch_missing", recorder.decoder.stats.missing },
+			{ "events.late", recorder.decoder.stats.late },
+			{ "events.duplicate", recorder.decoder.stats.duplicates },
 		};
 		int close_err;
 
@@ -388,6 +527,7 @@ cleanup:
 		counters[2].value = losses[RECORD_LOSS_STRING_UNREADABLE];
 		counters[3].value = losses[RECORD_LOSS_STRING_TRUNCATED];
 		counters[4].value = losses[RECORD_LOSS_GPU_UNREADABLE];
+		counters[6].value = losses[RECORD_LOSS_BATCH_BAD] + recorder.decoder.stats.malformed;
 		close_err = capture_close(recorder.writer, counters,
 					  sizeof(counters) / sizeof(counters[0]));
 		if (close_err && !err && !recorder.error)
@@ -407,6 +547,8 @@ cleanup:
 	}
 	ring_buffer__free(ring);
 	record_bpf__destroy(skel);
+	batch_decoder_free(&recorder.decoder);
+	idmap_free(&recorder.strings);
 	free(target);
 	return err ? 1 : 0;
 }

@@ -233,8 +233,8 @@ static void copy_strings(struct stat_bpf *skel, pid_t pid, const struct optrace_
 }
 
 /* An idle thread's buffer: counted in the kernel as if its thread had handed it over. */
-static int inject_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t sequence, uint32_t count,
-			 const struct optrace_event *events)
+static int inject_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t address, uint64_t sequence,
+			 uint32_t count, const struct optrace_event *events)
 {
 	struct stat_bpf *skel = ctx;
 	struct stat_injected_batch batch = {
@@ -243,6 +243,7 @@ static int inject_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t sequence, 
 		.sequence = sequence,
 		.count = count,
 		.events = (uintptr_t)events,
+		.buffer = address,
 	};
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &batch, .ctx_size_in = sizeof(batch));
 	int err;

@@ -2,13 +2,15 @@
 /*
  * The first end-to-end truth: bpftrace, a tracer we did not write, attached
  * to liboptrace's probes while the demo runs, must count exactly what the
- * demo says it did (its ground truth).
+ * demo says it did (its ground truth). Also when it attaches to one probe
+ * of the provider alone: any armed probe makes liboptrace give ids.
  */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,9 +22,12 @@
 #define LIBOPTRACE OPTRACE_BUILD_DIR "/lib/liboptrace.so.1"
 
 static const char *const probe_names[] = {
-	"rt_init",     "op_begin",   "op_end",	 "op_mode",    "op_fallback",
-	"task_launch", "task_begin", "task_end", "wait_begin", "wait_end",
+	"rt_init",    "op_begin", "op_end",	"op_mode",  "op_fallback", "task_launch",
+	"task_begin", "task_end", "wait_begin", "wait_end", "batch",
 };
+
+/* How long bpftrace may take to print its maps and exit after SIGINT. */
+#define TRACER_GRACE_MS (20 * 1000)
 
 /*
  * Counts per (op name, depth), mode, fallback reason, status, task launch,
@@ -64,8 +69,10 @@ static bool output_contains(const char *path, const char *needle)
 	return found;
 }
 
-static void tracer_start(struct tracer *tracer)
+/* Starts bpftrace on program; returns once every probe is attached. */
+static void tracer_start(struct tracer *tracer, const char *program_text)
 {
+	pid_t parent = getpid();
 	char program_path[256];
 	FILE *program;
 
@@ -75,12 +82,15 @@ static void tracer_start(struct tracer *tracer)
 	snprintf(tracer->out_path, sizeof(tracer->out_path), "%s/bpftrace.out", tracer->dir);
 	program = fopen(program_path, "w");
 	ck_assert_ptr_nonnull(program);
-	fputs(bpftrace_program, program);
+	fputs(program_text, program);
 	fclose(program);
 
 	tracer->pid = fork();
 	ck_assert_int_ge(tracer->pid, 0);
 	if (tracer->pid == 0) {
+		/* Dies with the test, whatever ends it (an abort, Check's timeout). */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(126);
 		if (!freopen(tracer->out_path, "w", stdout) ||
 		    dup2(STDOUT_FILENO, STDERR_FILENO) < 0)
 			_exit(126);
@@ -96,17 +106,33 @@ static void tracer_start(struct tracer *tracer)
 
 			ck_abort_msg("bpftrace exited before attaching:\n%s", text ? text : "");
 		}
-		ck_assert_msg(waited < 3000, "bpftrace did not attach within 30 s");
+		if (waited >= 3000) {
+			kill(tracer->pid, SIGKILL);
+			waitpid(tracer->pid, &status, 0);
+			ck_abort_msg("bpftrace did not attach within 30 s");
+		}
 		usleep(10 * 1000);
 	}
 }
 
+/* SIGINT: bpftrace prints its maps and exits; SIGKILL if it does not. */
 static void tracer_stop(struct tracer *tracer)
 {
-	int status;
+	int status, waited_ms = 0;
+	pid_t done;
 
 	kill(tracer->pid, SIGINT);
-	ck_assert_int_eq(waitpid(tracer->pid, &status, 0), tracer->pid);
+	while ((done = waitpid(tracer->pid, &status, WNOHANG)) == 0 &&
+	       waited_ms < TRACER_GRACE_MS) {
+		usleep(10 * 1000);
+		waited_ms += 10;
+	}
+	if (done == 0) {
+		kill(tracer->pid, SIGKILL);
+		waitpid(tracer->pid, &status, 0);
+		ck_abort_msg("bpftrace did not exit within %d s of SIGINT", TRACER_GRACE_MS / 1000);
+	}
+	ck_assert_int_eq(done, tracer->pid);
 }
 
 /* A bpftrace map key "[a, b, c]" with numbers turned into ABI names. */
@@ -158,20 +184,17 @@ static void parse_bpftrace_maps(const char *path, struct counts *counts)
 	free(text);
 }
 
-static void check_demo_against_bpftrace(const char *const demo_args[])
+/*
+ * Runs the demo with demo_args under the started tracer, stops the tracer
+ * and reads the demo's ground truth into truth.
+ */
+static void run_demo_traced(struct tracer *tracer, const char *const demo_args[],
+			    struct counts *truth)
 {
-	char *argv[32], truth_path[256], message[8192], *text;
-	struct counts truth = { 0 }, traced = { 0 };
-	struct tracer tracer;
-	const char *why;
+	char *argv[32], truth_path[256];
 	int status, argc = 0, blocks;
 
-	why = bpf_unavailable_reason();
-	if (why)
-		SKIP_TEST("%s", why);
-
-	tracer_start(&tracer);
-	snprintf(truth_path, sizeof(truth_path), "%s/truth.txt", tracer.dir);
+	snprintf(truth_path, sizeof(truth_path), "%s/truth.txt", tracer->dir);
 	argv[argc++] = DEMO;
 	for (int i = 0; demo_args[i]; i++)
 		argv[argc++] = (char *)demo_args[i];
@@ -180,11 +203,26 @@ static void check_demo_against_bpftrace(const char *const demo_args[])
 	argv[argc++] = "-q";
 	argv[argc] = NULL;
 	status = run_command(argv, NULL, NULL, 120);
-	tracer_stop(&tracer);
+	tracer_stop(tracer);
 
 	ck_assert_msg(status == 0, "optrace-demo failed (status %d)", status);
-	blocks = truth_parse(truth_path, &truth);
+	blocks = truth_parse(truth_path, truth);
 	ck_assert_msg(blocks >= 1, "unreadable ground truth in %s", truth_path);
+}
+
+static void check_demo_against_bpftrace(const char *const demo_args[])
+{
+	struct counts truth = { 0 }, traced = { 0 };
+	struct tracer tracer;
+	char message[8192], *text;
+	const char *why;
+
+	why = bpf_unavailable_reason();
+	if (why)
+		SKIP_TEST("%s", why);
+
+	tracer_start(&tracer, bpftrace_program);
+	run_demo_traced(&tracer, demo_args, &truth);
 	ck_assert_msg(counts_get(&truth, "op demo.add 0") + counts_get(&truth, "op demo.zeros 0") +
 				      counts_get(&truth, "op demo.sort 0") >
 			      0,
@@ -270,6 +308,196 @@ START_TEST(test_child_processes_counts)
 }
 END_TEST
 
+/*
+ * One probe of the provider alone, as a bpftrace one-liner would attach it.
+ * Each of its maps is compared with the sum of some ground truth records:
+ * key fields fields[] of truth records (1: the first after the kind), plus
+ * constant; the map's key fields turned into names by names[] (NULL: as
+ * printed).
+ */
+struct probe_map {
+	const char *map;
+	const char *truth;
+	int fields[3];
+	const char *(*names[3])(int value);
+	const char *constant;
+};
+
+struct probe_case {
+	const char *probe;
+	const char *action;
+	struct probe_map maps[2];
+};
+
+static const struct probe_case probe_cases[] = {
+	{ .probe = "op_begin",
+	  .action = "@op[str(arg3), arg2] = count();",
+	  .maps = { { .map = "op", .truth = "op", .fields = { 1, 2 } } } },
+	{ .probe = "op_end",
+	  .action = "@status[arg1] = count();",
+	  .maps = { { .map = "status",
+		      .truth = "status",
+		      .fields = { 2 },
+		      .names = { optrace_status_name } } } },
+	{ .probe = "op_mode",
+	  .action = "@mode[arg1, arg2] = count();",
+	  .maps = { { .map = "mode",
+		      .truth = "mode",
+		      .fields = { 2, 3 },
+		      .names = { optrace_mode_name, optrace_mode_reason_name } } } },
+	{ .probe = "op_fallback",
+	  .action = "@fallback[arg1] = count();",
+	  .maps = { { .map = "fallback",
+		      .truth = "fallback",
+		      .fields = { 2 },
+		      .names = { optrace_fallback_reason_name } } } },
+	{ .probe = "task_launch",
+	  .action = "@launch[str(arg3)] = count(); @points[str(arg3)] = sum(arg4);",
+	  .maps = { { .map = "launch", .truth = "launch", .fields = { 1 } },
+		    { .map = "points", .truth = "points", .fields = { 1 } } } },
+	{ .probe = "task_begin",
+	  .action = "@task[arg2] = count();",
+	  .maps = { { .map = "task",
+		      .truth = "task",
+		      .fields = { 2 },
+		      .names = { optrace_variant_name } } } },
+	/* The truth counts task_begin; the demo ends every task point ok. */
+	{ .probe = "task_end",
+	  .action = "@task_end[arg2] = count();",
+	  .maps = { { .map = "task_end",
+		      .truth = "task",
+		      .names = { optrace_status_name },
+		      .constant = "ok" } } },
+	{ .probe = "wait_begin",
+	  .action = "@wait[arg1] = count();",
+	  .maps = { { .map = "wait",
+		      .truth = "wait",
+		      .fields = { 1 },
+		      .names = { optrace_wait_kind_name } } } },
+	/* The truth counts wait_begin; every wait ends. */
+	{ .probe = "wait_end",
+	  .action = "@wait_end[arg1] = count();",
+	  .maps = { { .map = "wait_end",
+		      .truth = "wait",
+		      .fields = { 1 },
+		      .names = { optrace_wait_kind_name } } } },
+};
+
+#define PROBE_CASES ((int)(sizeof(probe_cases) / sizeof(probe_cases[0])))
+
+static const struct probe_map *probe_case_map(const struct probe_case *pc, const char *map)
+{
+	for (size_t i = 0; i < sizeof(pc->maps) / sizeof(pc->maps[0]) && pc->maps[i].map; i++)
+		if (!strcmp(pc->maps[i].map, map))
+			return &pc->maps[i];
+	return NULL;
+}
+
+/* The ground truth as the maps of pc count it. */
+static void probe_case_expect(const struct probe_case *pc, const struct counts *truth,
+			      struct counts *expected)
+{
+	for (size_t m = 0; m < sizeof(pc->maps) / sizeof(pc->maps[0]) && pc->maps[m].map; m++) {
+		const struct probe_map *map = &pc->maps[m];
+		long total = 0;
+
+		for (size_t e = 0; e < truth->length; e++) {
+			char record[512], key[512], *fields[8], *save, *field;
+			int n = 0;
+			size_t used;
+
+			snprintf(record, sizeof(record), "%s", truth->entries[e].key);
+			for (field = strtok_r(record, " ", &save); field && n < 8;
+			     field = strtok_r(NULL, " ", &save))
+				fields[n++] = field;
+			if (!n || strcmp(fields[0], map->truth))
+				continue;
+			used = snprintf(key, sizeof(key), "%s", map->map);
+			for (int f = 0; f < 3 && map->fields[f]; f++) {
+				ck_assert_int_lt(map->fields[f], n);
+				used += snprintf(key + used, sizeof(key) - used, " %s",
+						 fields[map->fields[f]]);
+			}
+			if (map->constant)
+				snprintf(key + used, sizeof(key) - used, " %s", map->constant);
+			counts_add(expected, key, truth->entries[e].count);
+			total += truth->entries[e].count;
+		}
+		ck_assert_msg(total > 0, "the workload makes no %s call for @%s", pc->probe,
+			      map->map);
+	}
+}
+
+/* bpftrace's lines "@wait[1]: 5" for the maps of pc, keyed as expected. */
+static void probe_case_parse(const struct probe_case *pc, const char *path, struct counts *traced)
+{
+	char *text = read_file(path), *line, *save;
+
+	ck_assert_ptr_nonnull(text);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[32], keys[400], key[512], *rest = keys, *field;
+		const struct probe_map *map;
+		size_t used;
+		long value;
+
+		if (sscanf(line, "@%31[a-z_][%399[^]]]: %ld", name, keys, &value) != 3)
+			continue;
+		map = probe_case_map(pc, name);
+		if (!map) {
+			counts_add(traced, line, 1);
+			continue;
+		}
+		used = snprintf(key, sizeof(key), "%s", map->map);
+		for (int f = 0; (field = strsep(&rest, ",")); f++) {
+			field += strspn(field, " ");
+			if (f < 3 && map->names[f])
+				field = (char *)map->names[f](atoi(field));
+			used += snprintf(key + used, sizeof(key) - used, " %s", field);
+		}
+		counts_add(traced, key, value);
+	}
+	free(text);
+}
+
+/*
+ * A bpftrace one-liner on any single probe counts exactly what the runtime
+ * did: the ids that the probes carry are made while any probe is armed.
+ */
+START_TEST(test_single_probe_counts)
+{
+	static const char *const args[] = {
+		"--workload", "all",   "--size", "5000",	  "--iterations",
+		"10",	      "--omp", "1",	 "--omp-threads", "1",
+		"--threads",  "2",     NULL
+	};
+	const struct probe_case *pc = &probe_cases[_i];
+	struct counts truth = { 0 }, expected = { 0 }, traced = { 0 };
+	char program[1024], message[8192], *text;
+	struct tracer tracer;
+
+	NEED_BPF();
+	snprintf(program, sizeof(program),
+		 "BEGIN { printf(\"ready\\n\"); }\n"
+		 "usdt:" LIBOPTRACE ":optrace:%s { %s }\n",
+		 pc->probe, pc->action);
+	tracer_start(&tracer, program);
+	run_demo_traced(&tracer, args, &truth);
+	probe_case_expect(pc, &truth, &expected);
+	probe_case_parse(pc, tracer.out_path, &traced);
+	if (counts_diff(&expected, &traced, message, sizeof(message))) {
+		text = read_file(tracer.out_path);
+		ck_abort_msg("bpftrace on %s alone differs from the ground truth:\n%s\n"
+			     "bpftrace:\n%.3000s",
+			     pc->probe, message, text ? text : "");
+	}
+	counts_free(&truth);
+	counts_free(&expected);
+	counts_free(&traced);
+	rm_rf(tracer.dir);
+	free(tracer.dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("bpftrace");
@@ -282,6 +510,7 @@ int main(void)
 	tcase_add_test(tc, test_fallback_counts);
 	tcase_add_test(tc, test_openmp_and_threads_counts);
 	tcase_add_test(tc, test_child_processes_counts);
+	tcase_add_loop_test(tc, test_single_probe_counts, 0, PROBE_CASES);
 	suite_add_tcase(suite, tc);
 
 	return run_suite(suite);

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch_decode.h"
+
+struct pending {
+	uint64_t arrival; /* ties in time keep their order of arrival */
+	struct record_event event;
+};
+
+struct thread_cursor {
+	uint64_t buffer; /* the sequence is this buffer's */
+	uint64_t next_sequence;
+};
+
+void batch_decoder_init(struct batch_decoder *decoder, uint64_t start_ns)
+{
+	memset(decoder, 0, sizeof(*decoder));
+	decoder->start_ns = start_ns;
+	decoder->stop_ns = UINT64_MAX;
+}
+
+void batch_decoder_free(struct batch_decoder *decoder)
+{
+	for (size_t i = 0; i < decoder->threads.capacity; i++)
+		free(decoder->threads.slots[i].value);
+	idmap_free(&decoder->threads);
+	free(decoder->heap);
+	memset(decoder, 0, sizeof(*decoder));
+}
+
+static int earlier(const struct pending *a, const struct pending *b)
+{
+	if (a->event.timestamp != b->event.timestamp)
+		return a->event.timestamp < b->event.timestamp;
+	return a->arrival < b->arrival;
+}
+
+static void swap(struct pending *a, struct pending *b)
+{
+	struct pending t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+int batch_decoder_push(struct batch_decoder *decoder, const struct record_event *event)
+{
+	struct pending *heap;
+	size_t i;
+
+	if (decoder->count == decoder->capacity) {
+		size_t capacity = decoder->capacity ? decoder->capacity * 2 : 4096;
+
+		heap = realloc(decoder->heap, capacity * sizeof(*heap));
+		if (!heap)
+			return -ENOMEM;
+		decoder->heap = heap;
+		decoder->capacity = capacity;
+	}
+	heap = decoder->heap;
+	i = decoder->count++;
+	heap[i].arrival = decoder->arrivals++;
+	heap[i].event = *event;
+	while (i && earlier(&heap[i], &heap[(i - 1) / 2])) {
+		swap(&heap[i], &heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	return 0;
+}
+
+static void pop(struct batch_decoder *decoder)
+{
+	struct pending *heap = decoder->heap;
+	size_t i = 0;
+
+	heap[0] = heap[--decoder->count];
+	for (;;) {
+		size_t left = 2 * i + 1, right = left + 1, least = i;
+
+		if (left < decoder->count && earlier(&heap[left], &heap[least]))
+			least = left;
+		if (right < decoder->count && earlier(&heap[right], &heap[least]))
+			least = right;
+		if (least == i)
+			return;
+		swap(&heap[i], &heap[least]);
+		i = least;
+	}
+}
+
+int batch_decoder_drain(struct batch_decoder *decoder, uint64_t watermark_ns,
+			int (*write)(void *ctx, const struct record_event *event), void *ctx)
+{
+	int err = 0;
+
+	while (decoder->count && decoder->heap[0].event.timestamp <= watermark_ns) {
+		const struct record_event *event = &decoder->heap[0].event;
+
+		if (event->timestamp < decoder->written_ns)
+			decoder->stats.late++;
+		else
+			decoder->written_ns = event->timestamp;
+		err = write(ctx, event);
+		pop(decoder);
+		if (err)
+			break;
+	}
+	return err;
+}
+
+/* The per-event record an event stands for: the same type and arguments. */
+static int decode(const struct optrace_event *in, struct record_event *out)
+{
+	switch (in->kind) {
+	case OPTRACE_EVENT_OP_BEGIN:
+		out->type = RECORD_OP_BEGIN;
+		out->args[0] = in->id;
+		out->args[1] = in->a;
+		out->args[2] = in->medium;
+		out->args[3] = in->b;
+		out->args[4] = in->c;
+		return 0;
+	case OPTRACE_EVENT_OP_END:
+	case OPTRACE_EVENT_OP_FALLBACK:
+	case OPTRACE_EVENT_WAIT_BEGIN:
+	case OPTRACE_EVENT_WAIT_END:
+		out->type = in->kind == OPTRACE_EVENT_OP_END	     ? RECORD_OP_END
+			    : in->kind == OPTRACE_EVENT_OP_FALLBACK  ? RECORD_OP_FALLBACK
+			    : in->kind == OPTRACE_EVENT_WAIT_BEGIN ? RECORD_WAIT_BEGIN
+								   : RECORD_WAIT_END;
+		out->args[0] = in->id;
+		out->args[1] = in->small;
+		out->args[2] = in->b; /* a fallback's detail */
+		return 0;
+	case OPTRACE_EVENT_OP_MODE:
+		out->type = RECORD_OP_MODE;
+		out->args[0] = in->id;
+		out->args[1] = in->small;
+		out->args[2] = in->medium;
+		return 0;
+	case OPTRACE_EVENT_TASK_LAUNCH:
+		out->type = RECORD_TASK_LAUNCH;
+		out->args[0] = in->id;
+		out->args[1] = in->a;
+		out->args[2] = in->c;
+		out->args[3] = in->b;
+		out->args[4] = in->medium;
+		return 0;
+	case OPTRACE_EVENT_TASK_BEGIN:
+		out->type = RECORD_TASK_BEGIN;
+		out->args[0] = in->id;
+		out->args[1] = in->medium;
+		out->args[2] = in->small;
+		out->args[3] = in->a;
+		return 0;
+	case OPTRACE_EVENT_TASK_END:
+		out->type = RECORD_TASK_END;
+		out->args[0] = in->id;
+		out->args[1] = in->medium;
+		out->args[2] = in->small;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* The thread's cursor: how far its sequence was taken. */
+static struct thread_cursor *cursor_of(struct batch_decoder *decoder, uint32_t tgid, uint32_t tid,
+				       uint64_t buffer, uint64_t sequence)
+{
+	struct thread_cursor *cursor = idmap_get(&decoder->threads, tgid, tid);
+
+	if (cursor) {
+		if (cursor->buffer != buffer) {
+			/* A new thread with a reused tid, and its own buffer. */
+			cursor->buffer = buffer;
+			cursor->next_sequence = sequence;
+		}
+		return cursor;
+	}
+	cursor = calloc(1, sizeof(*cursor));
+	if (!cursor)
+		return NULL;
+	cursor->buffer = buffer;
+	cursor->next_sequence = sequence;
+	if (idmap_put(&decoder->threads, tgid, tid, cursor)) {
+		free(cursor);
+		return NULL;
+	}
+	return cursor;
+}
+
+int batch_decoder_add(struct batch_decoder *decoder, const struct batch_origin *origin,
+		      uint64_t sequence, uint32_t count, const struct optrace_event *events)
+{
+	uint32_t tgid = origin->tgid, tid = origin->tid;
+	struct thread_cursor *cursor = cursor_of(decoder, tgid, tid, origin->buffer, sequence);
+	uint32_t first = 0;
+	int err;
+
+	if (!cursor)
+		return -ENOMEM;
+	if (cursor->next_sequence > sequence) {
+		uint64_t seen = cursor->next_sequence - sequence;
+
+		first = seen >= count ? count : (uint32_t)seen;
+		decoder->stats.duplicates += first;
+	} else if (sequence > cursor->next_sequence) {
+		decoder->stats.missing += sequence - cursor->next_sequence;
+	}
+	if (sequence + count > cursor->next_sequence)
+		cursor->next_sequence = sequence + count;
+	for (uint32_t i = first; i < count; i++) {
+		struct record_event record = {
+			.timestamp = events[i].time_ns,
+			.tgid = tgid,
+			.tid = tid,
+			.cpu = origin->cpu,
+		};
+
+		if (events[i].time_ns < decoder->start_ns || events[i].time_ns > decoder->stop_ns) {
+			decoder->stats.outside++;
+			continue;
+		}
+		if (decode(&events[i], &record)) {
+			decoder->stats.malformed++;
+			continue;
+		}
+		if (record.type == RECORD_OP_BEGIN || record.type == RECORD_TASK_BEGIN)
+			record.ns_tid = origin->ns_tid;
+		err = batch_decoder_push(decoder, &record);
+		if (err)
+			return err;
+		decoder->stats.decoded++;
+	}
+	return 0;
+}
