@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,9 +11,25 @@ struct pending {
 	struct record_event event;
 };
 
+/*
+ * Which events of a buffer were taken. Batches come in order through the
+ * ring buffer, and the idle reads take what a thread holds, which can be
+ * ahead of a batch still in the ring buffer: what was taken above next is
+ * kept as ranges until the holes below them are filled.
+ */
+#define CURSOR_RANGES 8
+
+struct range {
+	uint64_t from;
+	uint64_t to;
+};
+
 struct thread_cursor {
 	uint64_t buffer; /* the sequence is this buffer's */
-	uint64_t next_sequence;
+	bool start_known; /* a batch came: next is where the sequence began */
+	uint64_t next;	  /* every event before it was taken */
+	uint32_t range_count;
+	struct range ranges[CURSOR_RANGES]; /* taken above next: sorted, apart */
 };
 
 void batch_decoder_init(struct batch_decoder *decoder, uint64_t start_ns)
@@ -167,60 +184,129 @@ static int decode(const struct optrace_event *in, struct record_event *out)
 	}
 }
 
-/* The thread's cursor: how far its sequence was taken. */
+static bool taken(const struct thread_cursor *cursor, uint64_t sequence)
+{
+	if (cursor->start_known && sequence < cursor->next)
+		return true;
+	for (uint32_t i = 0; i < cursor->range_count; i++) {
+		if (sequence >= cursor->ranges[i].from && sequence < cursor->ranges[i].to)
+			return true;
+	}
+	return false;
+}
+
+/* Events between what was taken: counted as missing, and given up on. */
+static uint64_t give_up_hole(struct thread_cursor *cursor)
+{
+	uint64_t missing = 0;
+
+	if (cursor->start_known && cursor->ranges[0].from > cursor->next)
+		missing = cursor->ranges[0].from - cursor->next;
+	cursor->next = cursor->ranges[0].to;
+	cursor->start_known = true;
+	memmove(&cursor->ranges[0], &cursor->ranges[1],
+		--cursor->range_count * sizeof(cursor->ranges[0]));
+	return missing;
+}
+
+/* Notes [from, to) as taken; returns the events given up on (too many holes). */
+static uint64_t take(struct thread_cursor *cursor, uint64_t from, uint64_t to)
+{
+	uint64_t missing = 0;
+	uint32_t i = 0;
+
+	while (i < cursor->range_count && cursor->ranges[i].to < from)
+		i++;
+	if (i < cursor->range_count && cursor->ranges[i].from <= to) {
+		/* Overlaps or touches: merge, with any later ones it reaches. */
+		if (from < cursor->ranges[i].from)
+			cursor->ranges[i].from = from;
+		if (to > cursor->ranges[i].to)
+			cursor->ranges[i].to = to;
+		while (i + 1 < cursor->range_count &&
+		       cursor->ranges[i + 1].from <= cursor->ranges[i].to) {
+			if (cursor->ranges[i + 1].to > cursor->ranges[i].to)
+				cursor->ranges[i].to = cursor->ranges[i + 1].to;
+			memmove(&cursor->ranges[i + 1], &cursor->ranges[i + 2],
+				(cursor->range_count - i - 2) * sizeof(cursor->ranges[0]));
+			cursor->range_count--;
+		}
+	} else {
+		if (cursor->range_count == CURSOR_RANGES) {
+			missing += give_up_hole(cursor);
+			if (i)
+				i--;
+		}
+		memmove(&cursor->ranges[i + 1], &cursor->ranges[i],
+			(cursor->range_count - i) * sizeof(cursor->ranges[0]));
+		cursor->ranges[i] = (struct range){ from, to };
+		cursor->range_count++;
+	}
+	while (cursor->start_known && cursor->range_count && cursor->ranges[0].from <= cursor->next) {
+		if (cursor->ranges[0].to > cursor->next)
+			cursor->next = cursor->ranges[0].to;
+		memmove(&cursor->ranges[0], &cursor->ranges[1],
+			--cursor->range_count * sizeof(cursor->ranges[0]));
+	}
+	return missing;
+}
+
+/* The buffer's cursor; a new thread with a reused tid has a buffer of its own. */
 static struct thread_cursor *cursor_of(struct batch_decoder *decoder, uint32_t tgid, uint32_t tid,
-				       uint64_t buffer, uint64_t sequence)
+				       uint64_t buffer)
 {
 	struct thread_cursor *cursor = idmap_get(&decoder->threads, tgid, tid);
 
-	if (cursor) {
-		if (cursor->buffer != buffer) {
-			/* A new thread with a reused tid, and its own buffer. */
-			cursor->buffer = buffer;
-			cursor->next_sequence = sequence;
-		}
+	if (cursor && cursor->buffer == buffer)
 		return cursor;
+	if (!cursor) {
+		cursor = malloc(sizeof(*cursor));
+		if (!cursor || idmap_put(&decoder->threads, tgid, tid, cursor)) {
+			free(cursor);
+			return NULL;
+		}
 	}
-	cursor = calloc(1, sizeof(*cursor));
-	if (!cursor)
-		return NULL;
+	memset(cursor, 0, sizeof(*cursor));
 	cursor->buffer = buffer;
-	cursor->next_sequence = sequence;
-	if (idmap_put(&decoder->threads, tgid, tid, cursor)) {
-		free(cursor);
-		return NULL;
-	}
 	return cursor;
+}
+
+void batch_decoder_finish(struct batch_decoder *decoder)
+{
+	for (size_t i = 0; i < decoder->threads.capacity; i++) {
+		struct thread_cursor *cursor = decoder->threads.slots[i].value;
+
+		while (cursor && cursor->range_count)
+			decoder->stats.missing += give_up_hole(cursor);
+	}
 }
 
 int batch_decoder_add(struct batch_decoder *decoder, const struct batch_origin *origin,
 		      uint64_t sequence, uint32_t count, const struct optrace_event *events)
 {
-	uint32_t tgid = origin->tgid, tid = origin->tid;
-	struct thread_cursor *cursor = cursor_of(decoder, tgid, tid, origin->buffer, sequence);
-	uint32_t first = 0;
+	struct thread_cursor *cursor =
+		cursor_of(decoder, origin->tgid, origin->tid, origin->buffer);
 	int err;
 
 	if (!cursor)
 		return -ENOMEM;
-	if (cursor->next_sequence > sequence) {
-		uint64_t seen = cursor->next_sequence - sequence;
-
-		first = seen >= count ? count : (uint32_t)seen;
-		decoder->stats.duplicates += first;
-	} else if (sequence > cursor->next_sequence) {
-		decoder->stats.missing += sequence - cursor->next_sequence;
+	/* The ring buffer brings a buffer's batches in order: its first is the start. */
+	if (!origin->idle && !cursor->start_known) {
+		cursor->start_known = true;
+		cursor->next = sequence;
 	}
-	if (sequence + count > cursor->next_sequence)
-		cursor->next_sequence = sequence + count;
-	for (uint32_t i = first; i < count; i++) {
+	for (uint32_t i = 0; i < count; i++) {
 		struct record_event record = {
 			.timestamp = events[i].time_ns,
-			.tgid = tgid,
-			.tid = tid,
+			.tgid = origin->tgid,
+			.tid = origin->tid,
 			.cpu = origin->cpu,
 		};
 
+		if (taken(cursor, sequence + i)) {
+			decoder->stats.duplicates++;
+			continue;
+		}
 		if (events[i].time_ns < decoder->start_ns || events[i].time_ns > decoder->stop_ns) {
 			decoder->stats.outside++;
 			continue;
@@ -236,5 +322,7 @@ int batch_decoder_add(struct batch_decoder *decoder, const struct batch_origin *
 			return err;
 		decoder->stats.decoded++;
 	}
+	if (count)
+		decoder->stats.missing += take(cursor, sequence, sequence + count);
 	return 0;
 }

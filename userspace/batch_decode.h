@@ -8,13 +8,14 @@
  * launching thread's task_launch. Events wait here, ordered by time, until
  * they are older than a window that covers the flush bound and the reading
  * of idle threads' buffers; one that arrives later still is written at once
- * and counted as late. Each thread's sequence numbers drop events handed
- * over twice (a buffer read while idle, then flushed) and count those that
- * never came.
+ * and counted as late. Each buffer's sequence numbers drop events taken
+ * twice (read while its thread was idle, then handed over) and count those
+ * that never came.
  */
 #ifndef OPTRACE_BATCH_DECODE_H
 #define OPTRACE_BATCH_DECODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +57,7 @@ struct batch_origin {
 	uint64_t buffer; /* the events' address in the process: names the buffer */
 	uint16_t cpu;
 	uint32_t ns_tid; /* the thread's id in its pid namespace, or 0 */
+	bool idle;	 /* read from an idle thread's buffer, not handed over */
 };
 
 /* A batch: count events, the first numbered sequence in its buffer. 0 or -ENOMEM. */
@@ -64,6 +66,9 @@ int batch_decoder_add(struct batch_decoder *decoder, const struct batch_origin *
 
 /* A per-event record (rt_init), ordered with the rest. 0 or -ENOMEM. */
 int batch_decoder_push(struct batch_decoder *decoder, const struct record_event *event);
+
+/* At the end: the holes left in each thread's sequence are counted as missing. */
+void batch_decoder_finish(struct batch_decoder *decoder);
 
 /* Writes, in time order, every waiting event up to time watermark_ns. */
 int batch_decoder_drain(struct batch_decoder *decoder, uint64_t watermark_ns,

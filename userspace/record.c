@@ -203,7 +203,9 @@ static int on_idle_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t address,
 			  uint64_t sequence, uint32_t count, const struct optrace_event *events)
 {
 	struct recorder *recorder = ctx;
-	struct batch_origin origin = { .tgid = (uint32_t)pid, .tid = tid, .buffer = address };
+	struct batch_origin origin = {
+		.tgid = (uint32_t)pid, .tid = tid, .buffer = address, .idle = true
+	};
 
 	for (uint32_t i = 0; i < count; i++) {
 		if (events[i].kind == OPTRACE_EVENT_OP_BEGIN)
@@ -476,6 +478,8 @@ int cmd_record(int argc, char **argv)
 	recorder.decoder.stop_ns = monotonic_ns();
 	ring_buffer__consume(ring);
 	tracer_read_buffers(&tracer, on_idle_buffer, &recorder);
+	/* A batch handed over while the buffers were read is in the ring now. */
+	ring_buffer__consume(ring);
 	/*
 	 * CUPTI still holds up to a second of GPU records, which the collector
 	 * flushes every second: wait for that flush while still attached, or
@@ -496,6 +500,7 @@ cleanup:
 	if (ring)
 		ring_buffer__consume(ring);
 	if (recorder.writer) {
+		batch_decoder_finish(&recorder.decoder);
 		write_ordered(&recorder, UINT64_MAX);
 		if (recorder.decoder.stats.missing || recorder.decoder.stats.late ||
 		    recorder.decoder.stats.malformed)

@@ -28,6 +28,7 @@ static const struct abi_probe op_probes[] = {
 	{ "task_end", 3 },
 	{ "wait_begin", 2 },
 	{ "wait_end", 2 },
+	{ "batch", 4 }, /* ABI 2: the fast path */
 	{},
 };
 
@@ -64,6 +65,18 @@ START_TEST(test_every_probe_has_a_semaphore)
 		ck_assert(note->pc_offset > 0);
 	}
 	ck_assert_uint_eq(notes.count, count);
+	/*
+	 * The optrace provider's semaphores sit side by side in the order of
+	 * probes/optrace.d, which liboptrace's one-test "any armed" relies on.
+	 */
+	if (!strcmp(provider, "optrace")) {
+		uint64_t first = usdt_notes_find(&notes, probes[0].name)->semaphore;
+
+		for (size_t i = 0; i < count; i++)
+			ck_assert_uint_eq(usdt_notes_find(&notes, probes[i].name)->semaphore,
+					  first + 2 * i);
+		ck_assert_uint_eq(first % 8, 0);
+	}
 	/* Semaphores are distinct 2-byte counters. */
 	for (size_t i = 0; i < notes.count; i++)
 		for (size_t j = i + 1; j < notes.count; j++)
