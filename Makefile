@@ -170,7 +170,7 @@ $(VMLINUX): | $(OUTPUT)/bpf $(DEPS_STAMP)
 
 $(BPF_DIR)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) include/optrace/abi.h $(VMLINUX) | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BPF_DIR) -Ibpf -Iinclude \
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(BPF_DIR) -Ibpf -Iinclude \
 		$(BPF_SYS_INCLUDES) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
 
@@ -332,7 +332,7 @@ $(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) $(PRO
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPER_OBJS) $(LINK_OPTRACE) -lelf -lz $(CHECK_LIBS)
 
 # Programs the integration tests trace (a runtime with a pretend GPU).
-FIXTURES := $(OUTPUT)/tests/gpu_replay
+FIXTURES := $(OUTPUT)/tests/gpu_replay $(OUTPUT)/tests/idle_threads
 $(OUTPUT)/tests/%: tests/fixtures/%.c probes/cupti/gpufile.c $(LIBOPTRACE) \
 		$(wildcard include/optrace/*.h) | $(OUTPUT)/tests
 	$(call msg,FIXTURE,$@)

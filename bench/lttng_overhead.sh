@@ -74,7 +74,7 @@ lttng_q() { lttng "$@" >>"$work/lttng.log" 2>&1 || { cat "$work/lttng.log" >&2; 
 # Sets up the session (traced), starts the loop paused, lets it register
 # with the session daemon, runs it; prints its ns per hit.
 measure() {
-	local config=$1
+	local config=$1 mask
 
 	if [ "$config" = traced ]; then
 		lttng_q create "$session" --output="$work/trace"
@@ -84,7 +84,14 @@ measure() {
 	fi
 	"$loop" --wait -n "$iterations" >"$work/ns" &
 	pid=$!
-	sleep 0.2
+	# Signalled only once it catches SIGUSR1 (mask 0x200): LTTng-UST's
+	# constructor, which registers with the session daemon, runs first.
+	for _ in $(seq 100); do
+		mask=$(awk '/^SigCgt:/ { print $2 }' "/proc/$pid/status")
+		[ $((0x$mask & 0x200)) -ne 0 ] && break
+		sleep 0.1
+	done
+	sleep 0.1
 	kill -USR1 "$pid"
 	wait "$pid"
 	pid=

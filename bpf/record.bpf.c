@@ -348,9 +348,29 @@ int USDT_PROBE(gpu_dropped, __u64 count)
  */
 #define RECENT_STRINGS 4
 
+/*
+ * A batch is copied at once into this CPU's scratch space, its strings sent
+ * from there and the whole copied into the ring buffer. A program preempted
+ * on this CPU may hold it: busy says so, and a batch that finds it busy
+ * reads its events one by one instead.
+ */
+struct scratch {
+	__u32 busy;
+	__u32 pad;
+	struct record_batch batch;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
 struct string_walk {
 	__u64 pid_tgid;
 	__u64 events;
+	struct record_batch *copy; /* the events copied, or NULL: read them */
 	__u64 recent[RECENT_STRINGS];
 	__u32 next_recent;
 	bool unreadable; /* a flag, not a count: the verifier must see iterations alike */
@@ -372,7 +392,11 @@ static int send_event_strings(__u32 index, struct string_walk *walk)
 {
 	struct optrace_event event;
 
-	if (read_event(&event, walk->events, index, true)) {
+	if (walk->copy) {
+		if (index >= OPTRACE_BATCH_EVENTS)
+			return 1;
+		event = walk->copy->events[index];
+	} else if (read_event(&event, walk->events, index, true)) {
 		walk->unreadable = true;
 		return 1;
 	}
@@ -433,9 +457,43 @@ int USDT_PROBE(batch, __u64 events_address, __u32 count, __u32 tid, __u64 sequen
 	struct string_walk walk = { .pid_tgid = bpf_get_current_pid_tgid(),
 				    .events = events_address };
 
+	struct scratch *copy;
+	__u32 zero = 0;
+	__u64 size;
+
 	TARGETS_ONLY();
 	if (count == 0 || count > OPTRACE_BATCH_EVENTS) {
 		count_losses(RECORD_LOSS_BATCH_BAD, count ? count : 1);
+		return 0;
+	}
+	copy = bpf_map_lookup_elem(&scratch, &zero);
+	if (copy && __sync_val_compare_and_swap(&copy->busy, 0, 1) == 0) {
+		struct record_batch *batch = &copy->batch;
+
+		size = (__u64)count * sizeof(struct optrace_event);
+		if (size > sizeof(batch->events) ||
+		    bpf_probe_read_user(batch->events, size, (void *)events_address)) {
+			copy->busy = 0;
+			count_losses(RECORD_LOSS_BATCH_BAD, count);
+			return 0;
+		}
+		walk.copy = batch;
+		bpf_loop(count, send_event_strings, &walk, 0);
+		batch->timestamp = bpf_ktime_get_ns();
+		batch->tgid = walk.pid_tgid >> 32;
+		batch->tid = tid;
+		batch->type = RECORD_BATCH;
+		batch->cpu = (__u16)bpf_get_smp_processor_id();
+		batch->ns_tid = tid == (__u32)walk.pid_tgid ? ns_tid() : 0;
+		batch->sequence = sequence;
+		batch->buffer = events_address;
+		batch->count = count;
+		batch->reserved = 0;
+		size += RECORD_BATCH_SIZE(0);
+		if (size > sizeof(*batch) ||
+		    bpf_ringbuf_output(&events, batch, size, BPF_RB_NO_WAKEUP))
+			count_losses(RECORD_LOSS_RINGBUF_FULL, count);
+		copy->busy = 0;
 		return 0;
 	}
 	bpf_loop(count, send_event_strings, &walk, 0);

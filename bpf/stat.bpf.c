@@ -631,9 +631,29 @@ int USDT_PROBE(wait_end, __u64 op, int kind)
 
 /* ---- the fast path ------------------------------------------------------------ */
 
+/*
+ * A batch is copied at once into this CPU's scratch space, and counted from
+ * there. A program preempted on this CPU may hold it: busy says so, and a
+ * batch that finds it busy reads its events one by one instead.
+ */
+struct scratch {
+	__u32 busy;
+	__u32 pad;
+	struct optrace_event events[OPTRACE_BATCH_EVENTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
 struct batch_walk {
 	struct event_place place;
 	__u64 events; /* address of the first event to count */
+	struct scratch *copy; /* the events copied, or NULL */
+	__u32 first;	      /* index of the first event to count in copy */
 	bool from_user;
 };
 
@@ -644,7 +664,13 @@ static int count_event(__u32 index, struct batch_walk *walk)
 
 	/* Counted in the map, not in walk: a counter on the stack would keep
 	 * the verifier from seeing the loop's iterations as alike. */
-	if (read_event(&event, walk->events, index, walk->from_user)) {
+	if (walk->copy) {
+		__u32 at = index + walk->first;
+
+		if (at >= OPTRACE_BATCH_EVENTS)
+			return 1;
+		event = walk->copy->events[at];
+	} else if (read_event(&event, walk->events, index, walk->from_user)) {
 		count_loss(STAT_LOSS_BATCH_BAD);
 		return 0;
 	}
@@ -699,7 +725,8 @@ static __always_inline int count_batch(__u32 tgid, __u32 tid, __u64 buffer, __u6
 		.from_user = true,
 	};
 	struct thread_state *state;
-	__u64 skip = 0;
+	__u64 skip = 0, size;
+	__u32 zero = 0;
 
 	if (count == 0 || count > OPTRACE_BATCH_EVENTS) {
 		count_losses(STAT_LOSS_BATCH_BAD, count ? count : 1);
@@ -722,6 +749,22 @@ static __always_inline int count_batch(__u32 tgid, __u32 tid, __u64 buffer, __u6
 	state->next_sequence = sequence + count;
 	walk.place.state = state;
 	walk.events = events + skip * sizeof(struct optrace_event);
+	walk.copy = bpf_map_lookup_elem(&scratch, &zero);
+	if (walk.copy && __sync_val_compare_and_swap(&walk.copy->busy, 0, 1) == 0) {
+		size = (__u64)count * sizeof(struct optrace_event);
+		/* From the process, or (inject_batch) from optrace's own memory. */
+		if (size > sizeof(walk.copy->events) ||
+		    bpf_probe_read_user(walk.copy->events, size, (void *)events)) {
+			walk.copy->busy = 0;
+			count_losses(STAT_LOSS_BATCH_BAD, count);
+			return 0;
+		}
+		walk.first = (__u32)skip;
+		bpf_loop(count - (__u32)skip, count_event, &walk, 0);
+		walk.copy->busy = 0;
+		return 0;
+	}
+	walk.copy = NULL;
 	bpf_loop(count - (__u32)skip, count_event, &walk, 0);
 	return 0;
 }

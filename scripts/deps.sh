@@ -18,6 +18,7 @@ packages=(
 	bpftrace			# cross-check of the probes in tests and benchmarks
 	bc time				# the benchmarks' arithmetic and peak memory
 	python3-dev python3-numpy	# the optrace Python module, the Python demo
+	lttng-tools liblttng-ust-dev	# LTTng-UST, the benchmarks' overhead anchor
 )
 
 missing=()

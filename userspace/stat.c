@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "stat.skel.h"
 #include "batch_read.h"
+#include "targets.h"
 #include "stat_maps.h"
 #include "runtime_info.h"
 #include "stat_model.h"
@@ -248,6 +249,12 @@ static int inject_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t address, u
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &batch, .ctx_size_in = sizeof(batch));
 	int err;
 
+	struct process_info info = { 0 };
+	__u32 tgid = (__u32)pid;
+
+	/* A process seen only through an idle buffer is named here. */
+	process_name(pid, info.comm, sizeof(info.comm));
+	bpf_map_update_elem(bpf_map__fd(skel->maps.processes), &tgid, &info, BPF_NOEXIST);
 	for (uint32_t i = 0; i < count; i++)
 		copy_strings(skel, pid, &events[i]);
 	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.inject_batch), &opts);

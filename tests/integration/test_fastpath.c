@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The fast path's promises that the demo's truth tests do not reach: events
+ * an idle thread still holds are counted and recorded at the stop (read
+ * from its buffer), and the per-event path (--per-event) stays exact.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json_read.h"
+#include "testlib.h"
+
+#define IDLE_THREADS OPTRACE_BUILD_DIR "/tests/idle_threads"
+#define IDLE_OPERATIONS 50 /* per thread: fewer than a batch */
+
+/* Starts argv in the background, stdout to out_path; returns its pid. */
+static pid_t spawn(char *const argv[], const char *out_path)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (!freopen(out_path, "w", stdout))
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Waits up to 30 s for text in the file at path. */
+static bool wait_for_text(const char *path, const char *text)
+{
+	for (int i = 0; i < 300; i++) {
+		char *content = read_file(path);
+		bool found = content && strstr(content, text);
+
+		free(content);
+		if (found)
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
+/* Waits for pid, killing it after timeout_s; returns its status. */
+static int reap(pid_t pid, int timeout_s)
+{
+	int status = -1;
+
+	for (int i = 0; i < timeout_s * 10; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(100 * 1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+static long ops_in(const char *json_path)
+{
+	struct counts traced = { 0 };
+	long total = 0;
+	int processes;
+
+	stat_json_counts(json_path, 0, &traced, &processes);
+	for (size_t i = 0; i < traced.length; i++) {
+		if (!strncmp(traced.entries[i].key, "op ", 3))
+			total += traced.entries[i].count;
+	}
+	counts_free(&traced);
+	return total;
+}
+
+/*
+ * optrace (stat or record) -p on the idle fixture for 3 s: the fixture runs
+ * its operations early and stays idle, so that only the read of its
+ * threads' buffers at the stop finds them.
+ */
+static void check_idle(bool record)
+{
+	char *fixture_out = test_path("fixture.txt"), *json = test_path("out.json");
+	char *capture = test_path("idle.capture"), pid_text[16];
+	char *fixture_argv[] = { IDLE_THREADS, "50", NULL };
+	char *stat_argv[] = { OPTRACE, "stat", "--json", "-d", "3", "-p", pid_text, NULL };
+	char *record_argv[] = { OPTRACE, "record", "-q", "-d", "3", "-o", capture, "-p", pid_text,
+				NULL };
+	char *report_argv[] = { OPTRACE, "report", "--json", capture, NULL };
+	pid_t fixture, tracer;
+	int status;
+
+	fixture = spawn(fixture_argv, fixture_out);
+	ck_assert(wait_for_text(fixture_out, "ready"));
+	snprintf(pid_text, sizeof(pid_text), "%d", fixture);
+	tracer = spawn(record ? record_argv : stat_argv, record ? "/dev/null" : json);
+	sleep(1); /* attached: the tracer's -d counts from then on */
+	kill(fixture, SIGUSR1);
+	ck_assert(wait_for_text(fixture_out, "done"));
+	status = reap(tracer, 30);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the tracer failed (%d)",
+		      status);
+	if (record)
+		ck_assert_int_eq(run_command(report_argv, json, NULL, 30), 0);
+	/* Its events were still buffered, not handed over, when the tracer stopped. */
+	ck_assert_int_eq(ops_in(json), 2 * IDLE_OPERATIONS);
+	kill(fixture, SIGTERM);
+	status = reap(fixture, 10);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	free(fixture_out);
+	free(json);
+	free(capture);
+}
+
+START_TEST(test_stat_counts_idle_threads)
+{
+	NEED_BPF();
+	check_idle(false);
+}
+END_TEST
+
+START_TEST(test_record_keeps_idle_threads)
+{
+	NEED_BPF();
+	check_idle(true);
+}
+END_TEST
+
+/* The per-event path against the demo's truth: stat and record. */
+START_TEST(test_per_event_is_exact)
+{
+	char *json = test_path("out.json"), *truth_path = test_path("truth.txt");
+	char *capture = test_path("per-event.capture"), message[8192];
+	char *stat_argv[] = { OPTRACE, "stat", "--json", "--per-event", "--", DEMO, "-w", "stats",
+			      "--omp", "1", "--truth", truth_path, "-q", NULL };
+	char *record_argv[] = { OPTRACE, "record", "-q", "--per-event", "-o", capture, "--",
+				DEMO, "-w", "stats", "--truth", truth_path, "-q", NULL };
+	char *report_argv[] = { OPTRACE, "report", "--json", capture, NULL };
+
+	NEED_BPF();
+	for (int pass = 0; pass < 2; pass++) {
+		struct counts truth = { 0 }, traced = { 0 };
+		int processes;
+
+		if (pass == 0) {
+			ck_assert_int_eq(run_command(stat_argv, json, NULL, 120), 0);
+		} else {
+			ck_assert_int_eq(run_command(record_argv, NULL, NULL, 120), 0);
+			ck_assert_int_eq(run_command(report_argv, json, NULL, 60), 0);
+		}
+		ck_assert_int_ge(truth_parse(truth_path, &truth), 1);
+		stat_json_counts(json, 0, &traced, &processes);
+		ck_assert_int_eq(processes, 1);
+		ck_assert_msg(counts_diff(&truth, &traced, message, sizeof(message)) == 0,
+			      "%s --per-event differs from the truth:\n%s",
+			      pass ? "record" : "stat", message);
+		counts_free(&truth);
+		counts_free(&traced);
+	}
+	free(json);
+	free(truth_path);
+	free(capture);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("fastpath");
+	TCase *tc = tcase_create("idle");
+
+	tcase_set_timeout(tc, 180);
+	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
+	tcase_add_test(tc, test_stat_counts_idle_threads);
+	tcase_add_test(tc, test_record_keeps_idle_threads);
+	tcase_add_test(tc, test_per_event_is_exact);
+	suite_add_tcase(suite, tc);
+	return run_suite(suite);
+}
