@@ -332,7 +332,8 @@ $(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) $(PRO
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPER_OBJS) $(LINK_OPTRACE) -lelf -lz $(CHECK_LIBS)
 
 # Programs the integration tests trace (a runtime with a pretend GPU).
-FIXTURES := $(OUTPUT)/tests/gpu_replay $(OUTPUT)/tests/idle_threads
+FIXTURES := $(OUTPUT)/tests/gpu_replay $(OUTPUT)/tests/idle_threads \
+	$(OUTPUT)/tests/hostile_batch
 $(OUTPUT)/tests/%: tests/fixtures/%.c probes/cupti/gpufile.c $(LIBOPTRACE) \
 		$(wildcard include/optrace/*.h) | $(OUTPUT)/tests
 	$(call msg,FIXTURE,$@)

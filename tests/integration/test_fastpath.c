@@ -132,6 +132,98 @@ START_TEST(test_record_keeps_idle_threads)
 }
 END_TEST
 
+#define HOSTILE_BATCH OPTRACE_BUILD_DIR "/tests/hostile_batch"
+#define HOSTILE_GOOD 20
+
+/* The number after "name": in the JSON at path, or -1. */
+static long json_number(const char *path, const char *name)
+{
+	char *text = read_file(path), key[64], *at;
+	long value = -1;
+
+	snprintf(key, sizeof(key), "\"%s\":", name);
+	at = text ? strstr(text, key) : NULL;
+	if (at)
+		value = strtol(at + strlen(key), NULL, 10);
+	free(text);
+	return value;
+}
+
+/*
+ * A process that writes garbage into its own buffer: its good operations
+ * are counted exactly, the bad events are counted as losses (stat) or
+ * dropped and said in the capture (record: the begins it claimed stay, as
+ * the per-event path would keep them), and optrace does not crash.
+ */
+static void check_hostile(bool record)
+{
+	char *fixture_out = test_path("fixture.txt"), *json = test_path("out.json");
+	char *capture = test_path("hostile.capture"), pid_text[16], good[16];
+	char *fixture_argv[] = { HOSTILE_BATCH, good, NULL };
+	char *stat_argv[] = { OPTRACE, "stat", "--json", "-d", "3", "-p", pid_text, NULL };
+	char *record_argv[] = { OPTRACE, "record", "-q", "-d", "3", "-o", capture, "-p", pid_text,
+				NULL };
+	char *report_argv[] = { OPTRACE, "report", "--json", capture, NULL };
+	struct counts traced = { 0 };
+	pid_t fixture, tracer;
+	int status, processes;
+
+	snprintf(good, sizeof(good), "%d", HOSTILE_GOOD);
+	fixture = spawn(fixture_argv, fixture_out);
+	ck_assert(wait_for_text(fixture_out, "ready"));
+	snprintf(pid_text, sizeof(pid_text), "%d", fixture);
+	tracer = spawn(record ? record_argv : stat_argv, record ? "/dev/null" : json);
+	sleep(1);
+	kill(fixture, SIGUSR1);
+	ck_assert(wait_for_text(fixture_out, "done"));
+	status = reap(tracer, 30);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the tracer failed (%d)",
+		      status);
+	if (record)
+		ck_assert_int_eq(run_command(report_argv, json, NULL, 30), 0);
+	stat_json_counts(json, 0, &traced, &processes);
+	ck_assert_int_eq(counts_get(&traced, "op hostile.good 0"), 2 * HOSTILE_GOOD);
+	if (record) {
+		/* The capture says what it dropped: the events of unknown kinds. */
+		char *text_argv[] = { OPTRACE, "report", capture, NULL }, *text;
+
+		ck_assert_int_eq(run_command(text_argv, json, NULL, 30), 0);
+		text = read_file(json);
+		ck_assert_msg(text && strstr(text, "lost.batch_malformed"), "%s", text);
+		free(text);
+	} else {
+		/* Nothing invented: the only operation is the good one. */
+		for (size_t i = 0; i < traced.length; i++) {
+			if (!strncmp(traced.entries[i].key, "op ", 3))
+				ck_assert_str_eq(traced.entries[i].key, "op hostile.good 0");
+		}
+		ck_assert_int_gt(json_number(json, "batch_malformed"), 0);
+		ck_assert_int_gt(json_number(json, "unmatched"), 0);
+		ck_assert_int_gt(json_number(json, "too_deep"), 0);
+	}
+	counts_free(&traced);
+	kill(fixture, SIGTERM);
+	status = reap(fixture, 10);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	free(fixture_out);
+	free(json);
+	free(capture);
+}
+
+START_TEST(test_stat_survives_hostile_batches)
+{
+	NEED_BPF();
+	check_hostile(false);
+}
+END_TEST
+
+START_TEST(test_record_survives_hostile_batches)
+{
+	NEED_BPF();
+	check_hostile(true);
+}
+END_TEST
+
 /* The per-event path against the demo's truth: stat and record. */
 START_TEST(test_per_event_is_exact)
 {
@@ -179,6 +271,8 @@ int main(void)
 	tcase_add_test(tc, test_stat_counts_idle_threads);
 	tcase_add_test(tc, test_record_keeps_idle_threads);
 	tcase_add_test(tc, test_per_event_is_exact);
+	tcase_add_test(tc, test_stat_survives_hostile_batches);
+	tcase_add_test(tc, test_record_survives_hostile_batches);
 	suite_add_tcase(suite, tc);
 	return run_suite(suite);
 }
