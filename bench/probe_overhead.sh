@@ -11,6 +11,9 @@
 #   record-per-event optrace record --per-event
 #   floor            empty BPF programs on the per-event probes (the uprobe floor)
 #   bpftrace         bpftrace -p PID counting both probes with @[...] = count()
+#   lttng-ust        the same operations as LTTng-UST tracepoints under a
+#                    session (bench/lttng_overhead.sh, one round of it per
+#                    round here), over its own untraced loop; where built
 # Each traced configuration is checked to have counted or recorded every
 # event. Budget (DESIGN.md): the fast path's stat and record each cost at
 # most 0.10 x bpftrace's overhead per event.
@@ -71,10 +74,19 @@ measure() {
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 configs=(none stat record stat-per-event record-per-event floor bpftrace)
+lttng=
+[ -x "$out/bench/lttng_loop" ] && command -v lttng >/dev/null && lttng=yes
 for round in $(seq "$rounds"); do
 	for config in "${configs[@]}"; do
 		echo "$(measure "$config")" >>"$work/$config.all"
 	done
+	if [ -n "$lttng" ]; then
+		bench/lttng_overhead.sh "$out" "$iterations" 1 >"$work/lttng.out" 2>&1 || lttng=
+		sed -n 's/^lttng overhead per event = traced - untraced = \([0-9.]*\) ns$/\1/p' \
+			"$work/lttng.out" >>"$work/lttng.all"
+		grep -o 'discarded per round: [0-9 ]*' "$work/lttng.out" | grep -o '[0-9]*' \
+			>>"$work/lttng.discarded" || true
+	fi
 done
 for config in "${configs[@]}"; do
 	eval "${config//-/_}=\$(median <\"\$work/$config.all\")"
@@ -89,11 +101,25 @@ for config in "${configs[@]}"; do
 	printf '%-17s %10.1f %12.1f %14.3f\n' "$config" "$value" "$(over "$value")" \
 		"$(echo "($value - $none) / $bpftrace_over" | bc -l)"
 done
+if [ -n "$lttng" ] && [ -s "$work/lttng.all" ]; then
+	lttng_over=$(median <"$work/lttng.all")
+	printf '%-17s %10s %12.1f %14.3f\n' lttng-ust - "$lttng_over" \
+		"$(echo "$lttng_over / $bpftrace_over" | bc -l)"
+fi
 echo "($iterations operations = $events events per run, median of $rounds rounds;"
 echo " overhead = ns/event over the untraced loop of the same run)"
 for config in stat stat-per-event record record-per-event; do
 	echo "$config: operations counted per round (of $iterations): $(tr '\n' ' ' <"$work/$config.counted")"
 done
+if [ -n "$lttng" ] && [ -s "$work/lttng.all" ]; then
+	echo "lttng-ust: events discarded per round: $(tr '\n' ' ' <"$work/lttng.discarded")"
+else
+	echo "lttng-ust: not measured (no bench/lttng_loop or lttng here: liblttng-ust-dev, lttng-tools)"
+fi
 verdict() { bc -l | sed 's/1/ok/;s/0/OVER/'; }
 echo "budget: stat <= 0.10 x bpftrace: $(echo "$stat - $none <= 0.10 * $bpftrace_over" | verdict);" \
 	"record <= 0.10 x bpftrace: $(echo "$record - $none <= 0.10 * $bpftrace_over" | verdict)"
+if [ -n "${lttng_over:-}" ]; then
+	echo "goal: stat < lttng-ust: $(echo "$stat - $none < $lttng_over" | verdict);" \
+		"record < lttng-ust: $(echo "$record - $none < $lttng_over" | verdict)"
+fi
