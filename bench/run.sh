@@ -16,7 +16,7 @@ echo "== untraced Python module (Debian's python3): with optrace.op, @optrace.tr
 PYTHONPATH="$out/python" /usr/bin/python3 bench/python_untraced.py
 
 echo
-echo "== per probe hit, attached (needs root): floor, stat, record, bpftrace"
+echo "== per traced event (needs root): the fast path, the per-event path, bpftrace, LTTng-UST"
 if [ "$(id -u)" -eq 0 ]; then
 	bench/probe_overhead.sh "$out"
 else
