@@ -333,7 +333,7 @@ $(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) $(PRO
 
 # Programs the integration tests trace (a runtime with a pretend GPU).
 FIXTURES := $(OUTPUT)/tests/gpu_replay $(OUTPUT)/tests/idle_threads \
-	$(OUTPUT)/tests/hostile_batch
+	$(OUTPUT)/tests/hostile_batch $(OUTPUT)/tests/overlap_points
 $(OUTPUT)/tests/%: tests/fixtures/%.c probes/cupti/gpufile.c $(LIBOPTRACE) \
 		$(wildcard include/optrace/*.h) | $(OUTPUT)/tests
 	$(call msg,FIXTURE,$@)

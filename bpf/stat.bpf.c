@@ -43,12 +43,6 @@ struct thread_state {
 	__u32 depth; /* frames in use */
 	__u32 wait_kind;
 	__u64 wait_start_ns;
-	__u64 task;
-	__u64 task_start_ns;
-	__u64 task_name; /* from the fast path's task_begin; 0: ask the tasks map */
-	__u64 task_root_name;
-	__u32 task_variant;
-	__u32 pad;
 	__u64 next_sequence; /* the fast path: the next event expected, 0 before the first */
 	__u64 buffer;	     /* whose sequence that is: a new thread may reuse the tid */
 	struct frame frames[STAT_STACK_MAX];
@@ -57,6 +51,26 @@ struct thread_state {
 struct task_info {
 	__u64 name;
 	__u64 root_name;
+};
+
+/*
+ * A task point running: (process, task, point), not a thread's slot. A
+ * runtime's scheduler may begin several points on one thread before it ends
+ * them, and a point may end on another thread than the one it began on
+ * (user-level threads that migrate, as Realm's).
+ */
+struct run_key {
+	__u32 tgid;
+	__u32 point;
+	__u64 task;
+};
+
+struct run_info {
+	__u64 start_ns;
+	__u64 name; /* from the fast path's task_begin; 0: ask the tasks map */
+	__u64 root_name;
+	__u32 variant;
+	__u32 pad;
 };
 
 /*
@@ -78,6 +92,13 @@ struct {
 	__type(key, struct string_key); /* the task id in place of an address */
 	__type(value, struct task_info);
 } tasks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_TASKS);
+	__type(key, struct run_key);
+	__type(value, struct run_info);
+} runs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -451,38 +472,42 @@ static __always_inline void on_task_launch(struct event_place *place, __u64 task
 }
 
 static __always_inline void on_task_begin(struct event_place *place, __u64 now, __u64 task,
-					  int variant, __u64 name, __u64 root_name)
+					  __u32 point, int variant, __u64 name, __u64 root_name)
 {
-	struct thread_state *state = place->state;
+	struct run_key key = { .tgid = place->tgid, .point = point, .task = task };
+	struct run_info run = {
+		.start_ns = now,
+		.name = name,
+		.root_name = root_name,
+		.variant = variant,
+	};
 
-	if (!state)
-		return;
-	state->task = task;
-	state->task_variant = variant;
-	state->task_name = name;
-	state->task_root_name = root_name;
-	state->task_start_ns = now;
+	if (bpf_map_update_elem(&runs, &key, &run, BPF_ANY))
+		count_loss(STAT_LOSS_MAP_FULL);
 }
 
-static __always_inline void on_task_end(struct event_place *place, __u64 now, __u64 task)
+static __always_inline void on_task_end(struct event_place *place, __u64 now, __u64 task,
+					__u32 point)
 {
 	struct string_key task_id = { .tgid = place->tgid, .address = task };
-	struct thread_state *state = place->state;
+	struct run_key run_key = { .tgid = place->tgid, .point = point, .task = task };
 	struct task_key key = { .tgid = place->tgid };
 	struct task_info *info;
+	struct run_info *run;
 	struct latency *stats;
 	__u64 duration;
 	bool created;
 
-	if (!state || state->task != task) {
+	run = bpf_map_lookup_elem(&runs, &run_key);
+	if (!run) {
 		count_loss(STAT_LOSS_UNMATCHED);
 		return;
 	}
-	duration = now - state->task_start_ns;
-	state->task = 0;
-	key.variant = state->task_variant;
-	key.name = state->task_name;
-	key.root_name = state->task_root_name;
+	duration = now > run->start_ns ? now - run->start_ns : 0;
+	key.variant = run->variant;
+	key.name = run->name;
+	key.root_name = run->root_name;
+	bpf_map_delete_elem(&runs, &run_key);
 	if (!key.name) {
 		info = bpf_map_lookup_elem(&tasks, &task_id);
 		if (info) {
@@ -534,12 +559,13 @@ static __always_inline void on_wait_end(struct event_place *place, __u64 now, in
 SEC("usdt")
 int USDT_PROBE(op_begin, __u64 op, __u64 parent, __u32 depth, __u64 name)
 {
+	__u64 now = bpf_ktime_get_ns();
 	struct event_place place;
 
-	if (!is_target(bpf_get_current_pid_tgid() >> 32))
+	if (!is_target(bpf_get_current_pid_tgid() >> 32) || !in_window(now))
 		return 0;
 	place = current_place(true);
-	on_op_begin(&place, bpf_ktime_get_ns(), op, parent, depth, name);
+	on_op_begin(&place, now, op, parent, depth, name);
 	return 0;
 }
 
@@ -567,7 +593,8 @@ int USDT_PROBE(op_end, __u64 op, int status)
 	__u64 now = bpf_ktime_get_ns();
 	struct event_place place = current_place(false);
 
-	on_op_end(&place, now, op, status);
+	if (in_window(now))
+		on_op_end(&place, now, op, status);
 	return 0;
 }
 
@@ -576,7 +603,7 @@ int USDT_PROBE(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u
 {
 	struct event_place place;
 
-	if (!is_target(bpf_get_current_pid_tgid() >> 32))
+	if (!is_target(bpf_get_current_pid_tgid() >> 32) || !in_window(bpf_ktime_get_ns()))
 		return 0;
 	place = current_place(false);
 	on_task_launch(&place, task, root_op, name, points);
@@ -586,36 +613,39 @@ int USDT_PROBE(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u
 SEC("usdt")
 int USDT_PROBE(task_begin, __u64 task, __u32 point, int variant)
 {
+	__u64 now = bpf_ktime_get_ns();
 	struct event_place place;
 
-	if (!is_target(bpf_get_current_pid_tgid() >> 32))
+	if (!is_target(bpf_get_current_pid_tgid() >> 32) || !in_window(now))
 		return 0;
 	place = current_place(true);
-	on_task_begin(&place, bpf_ktime_get_ns(), task, variant, 0, 0);
+	on_task_begin(&place, now, task, point, variant, 0, 0);
 	return 0;
 }
 
 SEC("usdt")
-int USDT_PROBE(task_end, __u64 task)
+int USDT_PROBE(task_end, __u64 task, __u32 point)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct event_place place = current_place(false);
+	struct event_place place;
 
-	if (!place.state && !is_target(place.tgid))
-		return 0; /* an end without its begin counts only in a target */
-	on_task_end(&place, now, task);
+	if (!is_target(bpf_get_current_pid_tgid() >> 32) || !in_window(now))
+		return 0;
+	place = current_place(false);
+	on_task_end(&place, now, task, point);
 	return 0;
 }
 
 SEC("usdt")
 int USDT_PROBE(wait_begin, __u64 op, int kind)
 {
+	__u64 now = bpf_ktime_get_ns();
 	struct event_place place;
 
-	if (!is_target(bpf_get_current_pid_tgid() >> 32))
+	if (!is_target(bpf_get_current_pid_tgid() >> 32) || !in_window(now))
 		return 0;
 	place = current_place(true);
-	on_wait_begin(&place, bpf_ktime_get_ns(), kind);
+	on_wait_begin(&place, now, kind);
 	return 0;
 }
 
@@ -625,7 +655,8 @@ int USDT_PROBE(wait_end, __u64 op, int kind)
 	__u64 now = bpf_ktime_get_ns();
 	struct event_place place = current_place(false);
 
-	on_wait_end(&place, now, kind);
+	if (in_window(now))
+		on_wait_end(&place, now, kind);
 	return 0;
 }
 
@@ -693,10 +724,11 @@ static int count_event(__u32 index, struct batch_walk *walk)
 		on_task_launch(place, event.id, event.c, event.b, event.medium);
 		break;
 	case OPTRACE_EVENT_TASK_BEGIN:
-		on_task_begin(place, event.time_ns, event.id, event.small, event.b, event.c);
+		on_task_begin(place, event.time_ns, event.id, event.medium, event.small, event.b,
+			      event.c);
 		break;
 	case OPTRACE_EVENT_TASK_END:
-		on_task_end(place, event.time_ns, event.id);
+		on_task_end(place, event.time_ns, event.id, event.medium);
 		break;
 	case OPTRACE_EVENT_WAIT_BEGIN:
 		on_wait_begin(place, event.time_ns, event.small);

@@ -7,12 +7,25 @@
 
 #define UNREADABLE ((char *)1) /* a string the kernel could not read */
 
+/*
+ * A task point running, found by (task, point): a scheduler may begin
+ * several points on one thread before it ends them, and a point may end on
+ * another thread than the one it began on (user-level threads that move).
+ */
+struct run_node {
+	struct profile_run run;
+	struct profile_thread *thread; /* the one it began on */
+	struct run_node *thread_prev;  /* its thread's open runs, newest first */
+	struct run_node *thread_next;
+	struct run_node *task_next; /* the task's running points */
+};
+
 struct profile_thread {
 	uint32_t tid;		   /* the host's id */
 	struct profile_op **stack; /* open operations, outermost first */
 	size_t depth;
 	size_t capacity;
-	struct profile_run run;			    /* the task point running, when run.task */
+	struct run_node *runs;			    /* task points begun here, running, newest first */
 	struct profile_wait wait;		    /* the wait in progress, when wait.begin_ns */
 	const struct gpu_thread_launches *launches; /* its GPU launches, if any */
 	uint32_t cupti_tid;			    /* their thread id in CUPTI's records */
@@ -121,14 +134,14 @@ static void open_frame(struct profile *profile, struct profile_thread *thread,
 		       struct profile_run **run, struct profile_op **op)
 {
 	struct profile_op *top = thread && thread->depth ? thread->stack[thread->depth - 1] : NULL;
+	struct profile_run *newest = thread && thread->runs ? &thread->runs->run : NULL;
 
 	*run = NULL;
 	*op = top;
-	if (!thread || !thread->run.task || (top && top->begin_ns > thread->run.begin_ns))
+	if (!newest || (top && top->begin_ns > newest->begin_ns))
 		return;
-	*run = &thread->run;
-	*op = refresh_run(idmap_get(&profile->tasks, thread->run.tgid, thread->run.task),
-			  &thread->run);
+	*run = newest;
+	*op = refresh_run(idmap_get(&profile->tasks, newest->tgid, newest->task), newest);
 }
 
 static void emit_gpu(struct profile *profile, const struct gpu_activity *activity,
@@ -437,6 +450,7 @@ static void task_begin(struct profile *profile, const struct record_event *event
 {
 	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
 	struct profile_task *task = idmap_get(&profile->tasks, event->tgid, event->args[0]);
+	struct run_node *node;
 	struct profile_run *run;
 
 	if (!thread)
@@ -445,8 +459,21 @@ static void task_begin(struct profile *profile, const struct record_event *event
 		profile->stats.unmatched++;
 		return;
 	}
-	run = &thread->run;
-	memset(run, 0, sizeof(*run));
+	node = calloc(1, sizeof(*node));
+	if (!node)
+		return;
+	/* Running points by task id, whatever thread ends them. */
+	node->task_next = idmap_get(&profile->running, event->tgid, task->id);
+	if (idmap_put(&profile->running, event->tgid, task->id, node)) {
+		free(node);
+		return;
+	}
+	node->thread = thread;
+	node->thread_next = thread->runs;
+	if (thread->runs)
+		thread->runs->thread_prev = node;
+	thread->runs = node;
+	run = &node->run;
 	run->tgid = event->tgid;
 	run->tid = event->tid;
 	run->task = task->id;
@@ -487,17 +514,59 @@ static void finish_run(struct profile *profile, struct profile_run *run, uint64_
 		release(profile, op);
 }
 
+/* Takes node out of its task's running points and its thread's open runs. */
+static void unlink_run(struct profile *profile, struct run_node *node)
+{
+	uint32_t tgid = node->run.tgid;
+	uint64_t task = node->run.task;
+	struct run_node *first = idmap_get(&profile->running, tgid, task);
+
+	if (first == node) {
+		if (node->task_next)
+			idmap_put(&profile->running, tgid, task, node->task_next);
+		else
+			idmap_remove(&profile->running, tgid, task);
+	} else {
+		for (struct run_node *n = first; n; n = n->task_next) {
+			if (n->task_next == node) {
+				n->task_next = node->task_next;
+				break;
+			}
+		}
+	}
+	if (node->thread_prev)
+		node->thread_prev->thread_next = node->thread_next;
+	else
+		node->thread->runs = node->thread_next;
+	if (node->thread_next)
+		node->thread_next->thread_prev = node->thread_prev;
+}
+
+static void end_run(struct profile *profile, struct run_node *node, uint64_t end_ns)
+{
+	unlink_run(profile, node);
+	finish_run(profile, &node->run, end_ns);
+	free(node);
+}
+
 static void task_end(struct profile *profile, const struct record_event *event)
 {
-	struct profile_thread *thread = idmap_get(&profile->threads, event->tgid, event->tid);
+	struct run_node *node = idmap_get(&profile->running, event->tgid, event->args[0]);
+	uint32_t point = (uint32_t)event->args[1];
 
-	if (!thread || !thread->run.task || thread->run.task != event->args[0] ||
-	    thread->run.point != (uint32_t)event->args[1]) {
+	/* The point of that task, on any thread; the one begun first if twice. */
+	struct run_node *match = NULL;
+
+	for (; node; node = node->task_next) {
+		if (node->run.point == point)
+			match = node;
+	}
+	if (!match) {
 		profile->stats.unmatched++;
 		return;
 	}
-	thread->run.status = (int)(int64_t)event->args[2];
-	finish_run(profile, &thread->run, event->timestamp);
+	match->run.status = (int)(int64_t)event->args[2];
+	end_run(profile, match, event->timestamp);
 }
 
 static void wait_begin(struct profile *profile, const struct record_event *event)
@@ -640,10 +709,10 @@ void profile_finish(struct profile *profile)
 	for (size_t i = 0; i < profile->threads.capacity; i++) {
 		struct profile_thread *thread = profile->threads.slots[i].value;
 
-		if (thread && thread->run.task) {
-			thread->run.cut = true;
+		while (thread && thread->runs) {
+			thread->runs->run.cut = true;
 			profile->stats.cut_runs++;
-			finish_run(profile, &thread->run, end_ns);
+			end_run(profile, thread->runs, end_ns);
 		}
 	}
 	/* Points launched that never ran no longer hold their operation. */
@@ -678,10 +747,16 @@ void profile_free(struct profile *profile)
 	for (size_t i = 0; i < profile->threads.capacity; i++) {
 		struct profile_thread *thread = profile->threads.slots[i].value;
 
-		if (thread) {
-			free(thread->stack);
-			free(thread);
+		if (!thread)
+			continue;
+		while (thread->runs) {
+			struct run_node *node = thread->runs;
+
+			thread->runs = node->thread_next;
+			free(node);
 		}
+		free(thread->stack);
+		free(thread);
 	}
 	for (size_t i = 0; i < profile->ops.capacity; i++)
 		free(profile->ops.slots[i].value);
@@ -694,6 +769,7 @@ void profile_free(struct profile *profile)
 	idmap_free(&profile->threads);
 	idmap_free(&profile->ops);
 	idmap_free(&profile->tasks);
+	idmap_free(&profile->running);
 	idmap_free(&profile->strings);
 	idmap_free(&profile->gpu_claimed);
 }

@@ -60,7 +60,7 @@ struct profile_op {
 
 struct profile_run {
 	uint32_t tgid;
-	uint32_t tid; /* the worker thread */
+	uint32_t tid; /* the worker thread it began on */
 	uint64_t task;
 	uint64_t task_name;
 	uint32_t point;
@@ -144,6 +144,7 @@ struct profile {
 	struct idmap threads;	     /* (tgid, tid) -> struct profile_thread */
 	struct idmap ops;	     /* (tgid, op id) -> struct profile_op, until done */
 	struct idmap tasks;	     /* (tgid, task id) -> struct profile_task, while points run */
+	struct idmap running;	     /* (tgid, task id) -> its points running (profile.c) */
 	struct idmap strings;	     /* (tgid, address) -> char * */
 	const struct gpu_index *gpu; /* sealed; NULL: no GPU activity */
 	struct idmap gpu_claimed;    /* (tgid, CUPTI's tid) -> the thread that took its launches */

@@ -224,6 +224,56 @@ START_TEST(test_record_survives_hostile_batches)
 }
 END_TEST
 
+#define OVERLAP_POINTS OPTRACE_BUILD_DIR "/tests/overlap_points"
+#define OVERLAP_ROUNDS 10
+
+/*
+ * Task points that overlap on one thread, and points that end on another
+ * thread than the one they began on: each counted once, by (task, point),
+ * through both paths, by stat and by record.
+ */
+START_TEST(test_task_points_by_task_and_point)
+{
+	static const char *const paths[] = { NULL, "--per-event" };
+	char *json = test_path("out.json"), *capture = test_path("overlap.capture");
+	char *report_argv[] = { OPTRACE, "report", "--json", capture, NULL };
+	char rounds[16];
+
+	NEED_BPF();
+	snprintf(rounds, sizeof(rounds), "%d", OVERLAP_ROUNDS);
+	for (int i = 0; i < 4; i++) {
+		const char *path = paths[i % 2] ? paths[i % 2] : "--attach=auto";
+		bool record = i >= 2;
+		char *stat_argv[] = { OPTRACE, "stat", "--json", (char *)path, "--", OVERLAP_POINTS,
+				      rounds, NULL };
+		char *record_argv[] = { OPTRACE, "record", "-q", (char *)path, "-o", capture, "--",
+					OVERLAP_POINTS, rounds, NULL };
+		struct counts traced = { 0 };
+		int processes;
+
+		if (record) {
+			ck_assert_int_eq(run_command(record_argv, NULL, NULL, 60), 0);
+			ck_assert_int_eq(run_command(report_argv, json, NULL, 60), 0);
+		} else {
+			ck_assert_int_eq(run_command(stat_argv, json, NULL, 60), 0);
+		}
+		stat_json_counts(json, 0, &traced, &processes);
+		ck_assert_msg(counts_get(&traced, "task Scheduled omp") == OVERLAP_ROUNDS * 8 &&
+				      counts_get(&traced, "task Migrating cpu") ==
+					      OVERLAP_ROUNDS * 8 &&
+				      counts_get(&traced, "op overlap.round 0") == OVERLAP_ROUNDS,
+			      "%s %s: Scheduled %ld, Migrating %ld, rounds %ld", record ? "record" : "stat",
+			      path, counts_get(&traced, "task Scheduled omp"),
+			      counts_get(&traced, "task Migrating cpu"),
+			      counts_get(&traced, "op overlap.round 0"));
+		ck_assert_int_eq(json_number(json, "unmatched"), 0);
+		counts_free(&traced);
+	}
+	free(json);
+	free(capture);
+}
+END_TEST
+
 /* The per-event path against the demo's truth: stat and record. */
 START_TEST(test_per_event_is_exact)
 {
@@ -273,6 +323,7 @@ int main(void)
 	tcase_add_test(tc, test_per_event_is_exact);
 	tcase_add_test(tc, test_stat_survives_hostile_batches);
 	tcase_add_test(tc, test_record_survives_hostile_batches);
+	tcase_add_test(tc, test_task_points_by_task_and_point);
 	suite_add_tcase(suite, tc);
 	return run_suite(suite);
 }
