@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <link.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -107,6 +108,11 @@ int main(int argc, char **argv)
 {
 	/* Usage errors exit 2, runtime failures 1, as with the other commands. */
 	argp_err_exit_status = 2;
+	/*
+	 * Past a file size limit (ulimit -f) a write fails with EFBIG, which
+	 * every writer handles, instead of SIGXFSZ killing optrace mid-file.
+	 */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -305,12 +306,54 @@ static void prune_targets(struct tracer *tracer)
 	}
 }
 
+static bool library_known(const struct tracer *tracer, const struct library *library)
+{
+	for (int i = 0; i < tracer->library_count; i++) {
+		if (tracer->libraries[i].dev == library->dev &&
+		    tracer->libraries[i].ino == library->ino)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A command (or one of its children) that maps another liboptrace than the
+ * one optrace attached to at its start would be traced by nobody: attach
+ * to that one too, and say so, since its events until now are lost.
+ */
+static void attach_targets_libraries(struct tracer *tracer)
+{
+	__u32 key, *previous = NULL;
+	struct library library;
+	int fd = targets_fd(tracer);
+
+	while (bpf_map_get_next_key(fd, previous, &key) == 0) {
+		previous = &key;
+		if (find_liboptrace((pid_t)key, &library) || library_known(tracer, &library))
+			continue;
+		fprintf(stderr,
+			"optrace: process %u maps %s, not %s: tracing it from now on (give "
+			"--lib %s to trace it from its start)\n",
+			key, library.mapped_path, tracer_options.library, library.mapped_path);
+		attach_everywhere(tracer, library.path);
+		if (!library_known(tracer, &library) &&
+		    tracer->library_count < TRACER_MAX_LIBRARIES) {
+			/* Could not attach (said): not again every second. */
+			tracer->libraries[tracer->library_count].dev = library.dev;
+			tracer->libraries[tracer->library_count].ino = library.ino;
+			tracer->library_count++;
+		}
+	}
+}
+
 void tracer_rescan(struct tracer *tracer)
 {
 	if (tracer_options.all)
 		for_each_liboptrace_process(attach_found, tracer);
-	if (tracer_options.command)
+	if (tracer_options.command) {
 		prune_targets(tracer);
+		attach_targets_libraries(tracer);
+	}
 }
 
 static int targets_fd(struct tracer *tracer)
@@ -334,8 +377,9 @@ static int start_command(struct tracer *tracer, int *release_fd)
 		char go;
 
 		close(pipe_fds[1]);
-		/* optrace ignores SIGPIPE; an ignored signal would stay so past exec. */
+		/* optrace ignores SIGPIPE and SIGXFSZ; an ignored signal stays so past exec. */
 		signal(SIGPIPE, SIG_DFL);
+		signal(SIGXFSZ, SIG_DFL);
 		if (read(pipe_fds[0], &go, 1) != 1)
 			_exit(127); /* optrace gave up */
 		execvp(tracer_options.command[0], tracer_options.command);
@@ -497,6 +541,22 @@ int tracer_read_buffers(struct tracer *tracer, batch_read_fn fn, void *ctx)
 	return all.buffers;
 }
 
+/* Reaps the command if it ended within ms; true if it did. */
+static bool reap_within(struct tracer *tracer, long ms)
+{
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+	for (long waited = 0; !tracer->child_exited; waited += 10) {
+		if (waitpid(tracer->child, &tracer->child_status, WNOHANG) == tracer->child)
+			tracer->child_exited = true;
+		else if (waited >= ms)
+			break;
+		else
+			nanosleep(&tick, NULL);
+	}
+	return tracer->child_exited;
+}
+
 int tracer_finish(struct tracer *tracer, bool interrupted)
 {
 	attacher_destroy(&tracer->attacher);
@@ -504,12 +564,23 @@ int tracer_finish(struct tracer *tracer, bool interrupted)
 	tracer->fork_link = NULL;
 	if (!tracer_options.command || tracer->child <= 0)
 		return 0;
-	if (!tracer->child_exited && interrupted) {
-		/* Like time(1): optrace stops, the command gets the signal. */
+	/*
+	 * Tracing stopped before the command ended (a signal, -d): like
+	 * timeout(1), the command gets SIGTERM, and SIGKILL a second later, so
+	 * that optrace ends within about a second whatever the command does.
+	 */
+	if (!reap_within(tracer, 0)) {
+		if (verbose || !interrupted)
+			fprintf(stderr, "optrace: stopping the command (SIGTERM)\n");
 		kill(tracer->child, SIGTERM);
+		if (!reap_within(tracer, 1000)) {
+			fprintf(stderr, "optrace: the command did not end on SIGTERM: SIGKILL\n");
+			kill(tracer->child, SIGKILL);
+			reap_within(tracer, 1000);
+		}
 	}
-	if (!tracer->child_exited && waitpid(tracer->child, &tracer->child_status, 0) > 0)
-		tracer->child_exited = true;
+	if (!tracer->child_exited)
+		return 0;
 	if (WIFEXITED(tracer->child_status) && WEXITSTATUS(tracer->child_status)) {
 		fprintf(stderr, "optrace: the command exited with status %d\n",
 			WEXITSTATUS(tracer->child_status));

@@ -106,9 +106,10 @@ bool tracer_alive(struct tracer *tracer);
 void tracer_rescan(struct tracer *tracer);
 
 /*
- * Detaches (the kernel disarms the semaphores: the targets go on untraced)
- * and, with a command, waits for it, first passing it SIGTERM if optrace
- * was interrupted. Returns the command's exit status, or 0.
+ * Detaches (the kernel disarms the semaphores: the targets go on untraced).
+ * A command optrace started that is still running gets SIGTERM, and SIGKILL
+ * a second later (interrupted: optrace got a signal, so say less). Returns
+ * the command's exit status (128 + signal when killed), or 0.
  */
 int tracer_finish(struct tracer *tracer, bool interrupted);
 

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * How tracing stops, and what it keeps: -d and signals end a run within
+ * about a second even while the command goes on, with a whole capture; a
+ * file size limit is a write error, not a death; a command that maps
+ * another liboptrace than the one optrace attached to is found and said.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json_read.h"
+#include "testlib.h"
+
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec - start->tv_sec + (now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/* A command that ignores SIGTERM, so that only SIGKILL ends it. */
+static char *const stubborn[] = { "/bin/sh", "-c", "trap '' TERM; sleep 20; sleep 20", NULL };
+
+/* -d with -- COMMAND: the run ends when -d says, whatever the command does. */
+START_TEST(test_duration_ends_a_command_run)
+{
+	char *capture = test_path("d.capture"), *err_path = test_path("err.txt"), *text;
+	char *record_argv[16] = { OPTRACE, "record", "-q", "-d", "2", "-o", capture, "--" };
+	char *report_argv[] = { OPTRACE, "report", capture, NULL };
+	struct timespec start;
+	int status, argc = 8;
+
+	NEED_BPF();
+	for (int i = 0; stubborn[i]; i++)
+		record_argv[argc++] = stubborn[i];
+	record_argv[argc] = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	status = run_command(record_argv, NULL, err_path, 30);
+	ck_assert_msg(status != -1, "record -d 2 -- COMMAND did not end by itself");
+	/* 2 s, then SIGTERM, a second of grace, SIGKILL: well under 10 s. */
+	ck_assert_msg(seconds_since(&start) < 10, "took %.1f s", seconds_since(&start));
+	text = read_file(err_path);
+	ck_assert_msg(text && strstr(text, "SIGKILL"), "%s", text);
+	free(text);
+	/* A whole capture, with its end marker. */
+	ck_assert_int_eq(run_command(report_argv, NULL, err_path, 30), 0);
+	text = read_file(err_path);
+	ck_assert_msg(!text || !strstr(text, "end marker"), "%s", text);
+	free(text);
+	free(capture);
+	free(err_path);
+}
+END_TEST
+
+/* SIGINT and SIGTERM to optrace while the command goes on: same. */
+START_TEST(test_signal_ends_a_command_run)
+{
+	static const int signals[] = { SIGINT, SIGTERM };
+	char *json = test_path("out.json");
+	struct timespec start;
+	int status;
+	pid_t tracer;
+
+	NEED_BPF();
+	tracer = fork();
+	ck_assert_int_ge(tracer, 0);
+	if (tracer == 0) {
+		if (!freopen(json, "w", stdout))
+			_exit(126);
+		execl(OPTRACE, OPTRACE, "stat", "--json", "--", stubborn[0], stubborn[1],
+		      stubborn[2], (char *)NULL);
+		_exit(127);
+	}
+	sleep(2);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	kill(tracer, signals[_i]);
+	for (int i = 0; i < 100 && waitpid(tracer, &status, WNOHANG) != tracer; i++)
+		usleep(100 * 1000);
+	if (kill(tracer, 0) == 0) {
+		kill(tracer, SIGKILL);
+		waitpid(tracer, &status, 0);
+		ck_abort_msg("optrace stat did not end within 10 s of signal %d", signals[_i]);
+	}
+	ck_assert_msg(seconds_since(&start) < 5, "took %.1f s", seconds_since(&start));
+	free(json);
+}
+END_TEST
+
+/* Under a file size limit, record stops writing, says so and exits 1: it does not die. */
+START_TEST(test_file_size_limit_is_an_error)
+{
+	char *capture = test_path("small.capture"), *err_path = test_path("err.txt"), *text;
+	char *argv[] = { OPTRACE, "record", "-q", "-o", capture, "--", DEMO, "-w", "all", "-s",
+			 "50000", "-i", "50", "-q", "--truth", "/dev/null", NULL };
+	struct rlimit limit = { 64 * 1024, 64 * 1024 };
+	struct rlimit saved;
+	int status;
+
+	NEED_BPF();
+	getrlimit(RLIMIT_FSIZE, &saved);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &limit), 0); /* inherited by optrace */
+	status = run_command(argv, NULL, err_path, 120);
+	setrlimit(RLIMIT_FSIZE, &saved);
+	ck_assert_msg(WIFEXITED(status), "optrace died of signal %d", WTERMSIG(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 1);
+	text = read_file(err_path);
+	ck_assert_msg(text && strstr(text, "File too large"), "%s", text);
+	free(text);
+	free(capture);
+	free(err_path);
+}
+END_TEST
+
+/* A command that loads another copy of liboptrace is found, traced and told. */
+START_TEST(test_other_liboptrace_is_found)
+{
+	char *dir = make_temp_dir(), copy[512], preload[600], command[1200];
+	char *json = test_path("out.json"), *err_path = test_path("err.txt"), *text;
+	char *argv[] = { OPTRACE, "stat", "--json", "-d", "3", "--", "/bin/sh", "-c", command,
+			 NULL };
+	struct counts traced = { 0 };
+	int processes;
+	long ops = 0;
+
+	NEED_BPF();
+	snprintf(copy, sizeof(copy), "%s/liboptrace.so.1", dir);
+	snprintf(command, sizeof(command), "cp %s/lib/liboptrace.so.1 %s", OPTRACE_BUILD_DIR,
+		 copy);
+	ck_assert_int_eq(system(command), 0);
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", copy);
+	snprintf(command, sizeof(command), "exec env %s %s --forever -w stats -q --truth /dev/null",
+		 preload, DEMO);
+	ck_assert_int_eq(run_command(argv, json, err_path, 60) != -1, 1);
+	text = read_file(err_path);
+	ck_assert_msg(text && strstr(text, copy) && strstr(text, "--lib"), "%s", text);
+	free(text);
+	stat_json_counts(json, 0, &traced, &processes);
+	for (size_t i = 0; i < traced.length; i++) {
+		if (!strncmp(traced.entries[i].key, "op ", 3))
+			ops += traced.entries[i].count;
+	}
+	ck_assert_int_gt(ops, 0);
+	counts_free(&traced);
+	rm_rf(dir);
+	free(dir);
+	free(json);
+	free(err_path);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("stop");
+	TCase *tc = tcase_create("stop");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
+	tcase_add_test(tc, test_duration_ends_a_command_run);
+	tcase_add_loop_test(tc, test_signal_ends_a_command_run, 0, 2);
+	tcase_add_test(tc, test_file_size_limit_is_an_error);
+	tcase_add_test(tc, test_other_liboptrace_is_found);
+	suite_add_tcase(suite, tc);
+	return run_suite(suite);
+}
