@@ -118,10 +118,9 @@ START_TEST(test_attach_live_and_stop)
 	for (int waited = 0; access(truth, F_OK) && waited < 1500; waited++)
 		usleep(10 * 1000);
 	ck_assert_msg(!access(truth, F_OK), "cuda_app never saw the tracer");
-	kill(optrace_pid, SIGINT);
-	ck_assert_int_eq(waitpid(optrace_pid, &status, 0), optrace_pid);
+	ck_assert_int_ne(status = reap_within(optrace_pid, SIGINT, 30), -1);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "optrace record: %d", status);
-	ck_assert_int_eq(waitpid(app_pid, &status, 0), app_pid);
+	ck_assert_int_ne(reap_within(app_pid, 0, 30), -1);
 	ck_assert_int_eq(gpu_truth_value(truth, "recorded"), 6);
 	ck_assert_int_eq(run_command(report_json, json_path, NULL, 60), 0);
 	report = read_json_file(json_path);
@@ -147,7 +146,7 @@ START_TEST(test_list_shows_the_collector)
 	snprintf(pid_text, sizeof(pid_text), "%d", app_pid);
 	ck_assert_int_eq(run_command(list, out, NULL, 30), 0);
 	kill(app_pid, SIGKILL);
-	waitpid(app_pid, NULL, 0);
+	reap_within(app_pid, 0, 30);
 	text = read_file(out);
 	ck_assert_msg(strstr(text, "GPU collector: ") && strstr(text, "/liboptrace-cupti.so") &&
 			      strstr(text, "optrace_gpu:kernel "),

@@ -143,8 +143,8 @@ static int stop_demo(pid_t pid)
 {
 	int status;
 
-	kill(pid, SIGTERM);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	status = reap_within(pid, SIGTERM, 30);
+	ck_assert_int_ne(status, -1);
 	return status;
 }
 
@@ -234,7 +234,7 @@ START_TEST(test_pid_attach_leaves_others_alone)
 		usleep(50 * 1000);
 	ck_assert(semaphores_armed(target));
 	ck_assert(!semaphores_armed(other));
-	ck_assert_int_eq(waitpid(tracer, &status, 0), tracer);
+	ck_assert_int_ne(status = reap_within(tracer, 0, 60), -1);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	ck_assert(!semaphores_armed(target));
 	stop_demo(target);
@@ -289,9 +289,9 @@ START_TEST(test_all_covers_later_processes)
 		execv(DEMO, demo_argv);
 		_exit(127);
 	}
-	ck_assert_int_eq(waitpid(demo, &status, 0), demo);
+	ck_assert_int_ne(status = reap_within(demo, 0, 60), -1);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	ck_assert_int_eq(waitpid(tracer, &status, 0), tracer);
+	ck_assert_int_ne(status = reap_within(tracer, 0, 60), -1);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
 	ck_assert_int_ge(truth_parse(truth_path, &truth), 1);
@@ -328,7 +328,7 @@ START_TEST(test_target_exits_mid_trace)
 	{
 		int status;
 
-		ck_assert_int_eq(waitpid(tracer, &status, 0), tracer);
+		ck_assert_int_ne(status = reap_within(tracer, 0, 60), -1);
 		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &end);
@@ -356,8 +356,7 @@ START_TEST(test_sigint_prints_and_exits)
 		_exit(127);
 	}
 	sleep(2);
-	kill(tracer, SIGINT);
-	ck_assert_int_eq(waitpid(tracer, &status, 0), tracer);
+	ck_assert_int_ne(status = reap_within(tracer, SIGINT, 20), -1);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "optrace stat: status %d",
 		      status);
 	text = read_file(out);
@@ -427,8 +426,7 @@ START_TEST(test_sigkill_detaches)
 	for (int i = 0; i < 100 && !semaphores_armed(demo); i++)
 		usleep(50 * 1000);
 	ck_assert(semaphores_armed(demo));
-	kill(tracer, SIGKILL);
-	ck_assert_int_eq(waitpid(tracer, &status, 0), tracer);
+	reap_within(tracer, SIGKILL, 20);
 	for (int i = 0; i < 100 && semaphores_armed(demo); i++)
 		usleep(50 * 1000);
 	ck_assert(!semaphores_armed(demo));

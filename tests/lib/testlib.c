@@ -89,6 +89,27 @@ int run_suite(Suite *suite)
 	return failed ? 1 : 0;
 }
 
+int reap_within(pid_t pid, int signo, int grace_s)
+{
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	int status;
+
+	if (signo)
+		kill(pid, signo);
+	for (int waited_ms = 0; waited_ms < grace_s * 1000; waited_ms += 20) {
+		pid_t done = waitpid(pid, &status, WNOHANG);
+
+		if (done == pid)
+			return status;
+		if (done < 0)
+			return -1;
+		nanosleep(&pause, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
 int run_command(char *const argv[], const char *out_path, const char *err_path, int timeout_s)
 {
 	struct timespec pause = { 0, 20 * 1000 * 1000 };

@@ -58,6 +58,13 @@ int run_suite(Suite *suite);
  */
 int run_command(char *const argv[], const char *out_path, const char *err_path, int timeout_s);
 
+/*
+ * Sends signo (0: none) to pid and reaps it within grace_s seconds, else
+ * kills it with SIGKILL: no test waits on a stuck process for ever.
+ * Returns its status as waitpid() gives it, or -1 if it had to be killed.
+ */
+int reap_within(pid_t pid, int signo, int grace_s);
+
 /* Reads a whole file into a NUL-terminated string; NULL on error. */
 char *read_file(const char *path);
 
