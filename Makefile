@@ -36,7 +36,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all lib optrace python demo tests bench run-bench test install clean deps
+.PHONY: all lib optrace python demo tests bench run-bench test install clean deps sanitize
 
 all: lib optrace python $(DEMO) tests bench
 
@@ -362,6 +362,19 @@ tests: $(TEST_BINS) $(FIXTURES)
 test: $(TEST_BINS) $(FIXTURES) $(DEMO) $(OPTRACE) $(PY_MODULE)
 	$(Q)PYTHON=$(PYTHON) PYTHONPATH=$(PY_DIR) OPTRACE_BUILD_DIR=$(OUTPUT) \
 		tests/run.sh $(TEST_BINS) tests/python/run.py
+
+# Every suite again under AddressSanitizer and UndefinedBehaviorSanitizer, in
+# a build of its own (.output-sanitize); the Python suites run Debian's python3
+# with the sanitizers' runtime preloaded. Leaks are not checked: the tool
+# frees what it must at exit, not everything.
+SANITIZE_OUTPUT := $(abspath .output-sanitize)
+SANITIZE_CC := gcc -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer
+
+sanitize:
+	$(Q)ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+		$(MAKE) OUTPUT=$(SANITIZE_OUTPUT) CC="$(SANITIZE_CC)" DEMO_NVCC_CCBIN=gcc CFLAGS="-O1 -g" \
+		PYTHON=$(abspath scripts/python-sanitized) test
 
 # ---- benchmarks --------------------------------------------------------------
 
