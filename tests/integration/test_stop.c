@@ -156,6 +156,51 @@ START_TEST(test_other_liboptrace_is_found)
 }
 END_TEST
 
+/*
+ * record -p PID -d 2 of a live runtime: the stop is one instant, so only
+ * operations truly open then stay open (a handful), on both paths.
+ */
+START_TEST(test_stop_is_one_instant)
+{
+	static const char *const paths[] = { "--attach=auto", "--per-event" };
+	char *capture = test_path("live.capture"), *err_path = test_path("err.txt"), *text;
+	char pid_text[16], *at;
+	char *record_argv[] = { OPTRACE, "record", "-q", (char *)paths[_i], "-d", "2", "-o",
+				capture, "-p", pid_text, NULL };
+	char *report_argv[] = { OPTRACE, "report", capture, NULL };
+	long open_ops = 0, open_runs = 0;
+	pid_t demo;
+
+	NEED_BPF();
+	demo = fork();
+	ck_assert_int_ge(demo, 0);
+	if (demo == 0) {
+		execl(DEMO, DEMO, "--forever", "-w", "stats", "-s", "20000", "-q", "--truth",
+		      "/dev/null", (char *)NULL);
+		_exit(127);
+	}
+	usleep(300 * 1000);
+	snprintf(pid_text, sizeof(pid_text), "%d", demo);
+	ck_assert_int_eq(run_command(record_argv, NULL, NULL, 60), 0);
+	reap_within(demo, SIGTERM, 20);
+	ck_assert_int_eq(run_command(report_argv, err_path, NULL, 60), 0);
+	text = read_file(err_path); /* the report itself */
+	ck_assert_msg(text && strstr(text, "demo."), "%s", text);
+	at = strstr(text, "were still open");
+	if (at) {
+		while (at > text && at[-1] != '\n')
+			at--;
+		sscanf(at, "%ld operations and %ld task runs", &open_ops, &open_runs);
+	}
+	/* The demo's issuing thread nests 3 deep; its workers run 2 points at a time. */
+	ck_assert_msg(open_ops <= 4 && open_runs <= 4, "%s: %ld ops, %ld runs open at the stop",
+		      paths[_i], open_ops, open_runs);
+	free(text);
+	free(capture);
+	free(err_path);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("stop");
@@ -167,6 +212,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_signal_ends_a_command_run, 0, 2);
 	tcase_add_test(tc, test_file_size_limit_is_an_error);
 	tcase_add_test(tc, test_other_liboptrace_is_found);
+	tcase_add_loop_test(tc, test_stop_is_one_instant, 0, 2);
 	suite_add_tcase(suite, tc);
 	return run_suite(suite);
 }
