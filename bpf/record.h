@@ -96,10 +96,10 @@ struct record_gpu_name {
 struct record_batch {
 	__u64 timestamp; /* when it was handed over */
 	__u32 tgid;
-	__u32 tid; /* the thread that buffered the events */
+	__u32 tid;  /* the thread that buffered the events */
 	__u16 type; /* RECORD_BATCH */
 	__u16 cpu;
-	__u32 ns_tid; /* tid in its pid namespace, when the thread itself handed it over */
+	__u32 ns_tid;	/* tid in its pid namespace, when the thread itself handed it over */
 	__u64 sequence; /* the buffer's sequence number of events[0] */
 	__u64 buffer;	/* the events' address in the process: names the buffer */
 	__u32 count;

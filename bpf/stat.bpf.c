@@ -682,7 +682,7 @@ struct {
 
 struct batch_walk {
 	struct event_place place;
-	__u64 events; /* address of the first event to count */
+	__u64 events;	      /* address of the first event to count */
 	struct scratch *copy; /* the events copied, or NULL */
 	__u32 first;	      /* index of the first event to count in copy */
 	bool from_user;

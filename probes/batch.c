@@ -33,7 +33,7 @@ static bool exit_key_ok;
 static struct optrace_batch *registry_first(void)
 {
 	return (struct optrace_batch *)(uintptr_t)__atomic_load_n(&optrace_batches.head,
-								    __ATOMIC_ACQUIRE);
+								  __ATOMIC_ACQUIRE);
 }
 
 static struct optrace_batch *registry_next(const struct optrace_batch *batch)
@@ -77,10 +77,10 @@ static void flush_foreign(struct optrace_batch *batch)
 	if (!batch->tid || !OPTRACE_BATCH_COUNT(position))
 		return;
 	fire(batch, position);
-	__atomic_compare_exchange_n(&batch->position, &position,
-				    (OPTRACE_BATCH_SEQUENCE(position) + OPTRACE_BATCH_COUNT(position))
-					    << 16,
-				    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	__atomic_compare_exchange_n(
+		&batch->position, &position,
+		(OPTRACE_BATCH_SEQUENCE(position) + OPTRACE_BATCH_COUNT(position)) << 16, false,
+		__ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }
 
 void optrace_batch_flush_all(void)
@@ -164,8 +164,8 @@ static struct optrace_batch *claim_buffer(uint32_t tid)
 	head = __atomic_load_n(&optrace_batches.head, __ATOMIC_RELAXED);
 	do {
 		batch->next = head;
-	} while (!__atomic_compare_exchange_n(&optrace_batches.head, &head, (uintptr_t)batch,
-					      false, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(&optrace_batches.head, &head, (uintptr_t)batch, false,
+					      __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 	return batch;
 }
 

@@ -14,11 +14,11 @@
 union optrace_semaphores optrace_semaphores
 	__attribute__((section(".probes"), aligned(8), visibility("hidden")));
 
-#define ALIAS(name, slot)                                                 \
-	".globl optrace_" #name "_semaphore\n"                            \
-	".hidden optrace_" #name "_semaphore\n"                           \
+#define ALIAS(name, slot)                       \
+	".globl optrace_" #name "_semaphore\n"  \
+	".hidden optrace_" #name "_semaphore\n" \
 	".set optrace_" #name "_semaphore, optrace_semaphores + " #slot " * 2\n"
 
 __asm__(ALIAS(rt_init, 0) ALIAS(op_begin, 1) ALIAS(op_end, 2) ALIAS(op_mode, 3)
-		ALIAS(op_fallback, 4) ALIAS(task_launch, 5) ALIAS(task_begin, 6)
-			ALIAS(task_end, 7) ALIAS(wait_begin, 8) ALIAS(wait_end, 9) ALIAS(batch, 10));
+		ALIAS(op_fallback, 4) ALIAS(task_launch, 5) ALIAS(task_begin, 6) ALIAS(task_end, 7)
+			ALIAS(wait_begin, 8) ALIAS(wait_end, 9) ALIAS(batch, 10));

@@ -32,7 +32,7 @@ struct thread_state {
 	uint64_t stack[OPTRACE_STACK_DEPTH]; /* op ids, 0 while untraced */
 };
 
-extern __thread struct thread_state optrace_thread
-	__attribute__((tls_model("initial-exec"))) OPTRACE_INTERNAL;
+extern __thread struct thread_state optrace_thread __attribute__((tls_model("initial-exec")))
+OPTRACE_INTERNAL;
 
 #endif /* OPTRACE_THREAD_H */

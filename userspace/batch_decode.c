@@ -25,7 +25,7 @@ struct range {
 };
 
 struct thread_cursor {
-	uint64_t buffer; /* the sequence is this buffer's */
+	uint64_t buffer;  /* the sequence is this buffer's */
 	bool start_known; /* a batch came: next is where the sequence began */
 	uint64_t next;	  /* every event before it was taken */
 	uint32_t range_count;
@@ -144,10 +144,10 @@ static int decode(const struct optrace_event *in, struct record_event *out)
 	case OPTRACE_EVENT_OP_FALLBACK:
 	case OPTRACE_EVENT_WAIT_BEGIN:
 	case OPTRACE_EVENT_WAIT_END:
-		out->type = in->kind == OPTRACE_EVENT_OP_END	     ? RECORD_OP_END
-			    : in->kind == OPTRACE_EVENT_OP_FALLBACK  ? RECORD_OP_FALLBACK
-			    : in->kind == OPTRACE_EVENT_WAIT_BEGIN ? RECORD_WAIT_BEGIN
-								   : RECORD_WAIT_END;
+		out->type = in->kind == OPTRACE_EVENT_OP_END	    ? RECORD_OP_END
+			    : in->kind == OPTRACE_EVENT_OP_FALLBACK ? RECORD_OP_FALLBACK
+			    : in->kind == OPTRACE_EVENT_WAIT_BEGIN  ? RECORD_WAIT_BEGIN
+								    : RECORD_WAIT_END;
 		out->args[0] = in->id;
 		out->args[1] = in->small;
 		out->args[2] = in->b; /* a fallback's detail */
@@ -242,7 +242,8 @@ static uint64_t take(struct thread_cursor *cursor, uint64_t from, uint64_t to)
 		cursor->ranges[i] = (struct range){ from, to };
 		cursor->range_count++;
 	}
-	while (cursor->start_known && cursor->range_count && cursor->ranges[0].from <= cursor->next) {
+	while (cursor->start_known && cursor->range_count &&
+	       cursor->ranges[0].from <= cursor->next) {
 		if (cursor->ranges[0].to > cursor->next)
 			cursor->next = cursor->ranges[0].to;
 		memmove(&cursor->ranges[0], &cursor->ranges[1],

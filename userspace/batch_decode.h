@@ -27,12 +27,12 @@
 #include "idmap.h"
 
 struct batch_decoder_stats {
-	uint64_t decoded;     /* events taken */
-	uint64_t duplicates;  /* events seen before (dropped) */
-	uint64_t missing;     /* events a thread's sequence skipped */
-	uint64_t outside;     /* before the start or after the stop (dropped) */
-	uint64_t malformed;   /* events of unknown kinds */
-	uint64_t late;	      /* written after a later event had been */
+	uint64_t decoded;    /* events taken */
+	uint64_t duplicates; /* events seen before (dropped) */
+	uint64_t missing;    /* events a thread's sequence skipped */
+	uint64_t outside;    /* before the start or after the stop (dropped) */
+	uint64_t malformed;  /* events of unknown kinds */
+	uint64_t late;	     /* written after a later event had been */
 };
 
 struct batch_decoder {

@@ -82,8 +82,8 @@ static int read_buffer(pid_t pid, uint64_t address, struct batch_head *head,
 	if (OPTRACE_BATCH_SEQUENCE(position_after) != OPTRACE_BATCH_SEQUENCE(head->position))
 		return 0;
 	(*read)++;
-	return fn(ctx, pid, head->tid, address + sizeof(*head), OPTRACE_BATCH_SEQUENCE(head->position),
-		  count, events);
+	return fn(ctx, pid, head->tid, address + sizeof(*head),
+		  OPTRACE_BATCH_SEQUENCE(head->position), count, events);
 }
 
 int batch_read_process(pid_t pid, batch_read_fn fn, void *ctx)

@@ -25,8 +25,8 @@ struct profile_thread {
 	struct profile_op **stack; /* open operations, outermost first */
 	size_t depth;
 	size_t capacity;
-	struct run_node *runs;			    /* task points begun here, running, newest first */
-	struct profile_wait wait;		    /* the wait in progress, when wait.begin_ns */
+	struct run_node *runs;	  /* task points begun here, running, newest first */
+	struct profile_wait wait; /* the wait in progress, when wait.begin_ns */
 	const struct gpu_thread_launches *launches; /* its GPU launches, if any */
 	uint32_t cupti_tid;			    /* their thread id in CUPTI's records */
 	bool launches_taken;			    /* looked up, found or not */

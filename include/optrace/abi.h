@@ -129,8 +129,8 @@ struct optrace_event {
 	uint64_t c;
 };
 
-#define OPTRACE_BATCH_EVENTS 256      /* events a thread buffers before it flushes */
-#define OPTRACE_BATCH_MAGIC 0x4f544231u /* "OTB1" */
+#define OPTRACE_BATCH_EVENTS 256		 /* events a thread buffers before it flushes */
+#define OPTRACE_BATCH_MAGIC 0x4f544231u		 /* "OTB1" */
 #define OPTRACE_BATCH_REGISTRY_MAGIC 0x4f545231u /* "OTR1" */
 
 /*
@@ -148,19 +148,19 @@ struct optrace_batch {
 	uint16_t capacity;   /* OPTRACE_BATCH_EVENTS */
 	uint32_t tid;	     /* the owning thread, 0 while the buffer is free */
 	uint32_t reserved;
-	uint64_t position;	      /* sequence << 16 | count */
-	uint64_t next;		      /* the registry's next buffer, 0 at the end */
+	uint64_t position; /* sequence << 16 | count */
+	uint64_t next;	   /* the registry's next buffer, 0 at the end */
 	struct optrace_event events[OPTRACE_BATCH_EVENTS];
 };
 
-#define OPTRACE_BATCH_COUNT(position) ((uint32_t)((position) & 0xffff))
+#define OPTRACE_BATCH_COUNT(position) ((uint32_t)((position)&0xffff))
 #define OPTRACE_BATCH_SEQUENCE(position) ((position) >> 16)
 
 /* Every buffer the process ever set up: the exported symbol optrace_batches. */
 struct optrace_batch_registry {
-	uint32_t magic;	      /* OPTRACE_BATCH_REGISTRY_MAGIC */
+	uint32_t magic;		 /* OPTRACE_BATCH_REGISTRY_MAGIC */
 	uint32_t flush_bound_us; /* a buffer's oldest event is at most this old */
-	uint64_t head;	      /* address of the newest struct optrace_batch, 0 if none */
+	uint64_t head;		 /* address of the newest struct optrace_batch, 0 if none */
 };
 
 /*

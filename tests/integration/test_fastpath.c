@@ -90,8 +90,8 @@ static void check_idle(bool record)
 	char *capture = test_path("idle.capture"), pid_text[16];
 	char *fixture_argv[] = { IDLE_THREADS, "50", NULL };
 	char *stat_argv[] = { OPTRACE, "stat", "--json", "-d", "3", "-p", pid_text, NULL };
-	char *record_argv[] = { OPTRACE, "record", "-q", "-d", "3", "-o", capture, "-p", pid_text,
-				NULL };
+	char *record_argv[] = { OPTRACE, "record", "-q", "-d",	   "3",
+				"-o",	 capture,  "-p", pid_text, NULL };
 	char *report_argv[] = { OPTRACE, "report", "--json", capture, NULL };
 	pid_t fixture, tracer;
 	int status;
@@ -161,8 +161,8 @@ static void check_hostile(bool record)
 	char *capture = test_path("hostile.capture"), pid_text[16], good[16];
 	char *fixture_argv[] = { HOSTILE_BATCH, good, NULL };
 	char *stat_argv[] = { OPTRACE, "stat", "--json", "-d", "3", "-p", pid_text, NULL };
-	char *record_argv[] = { OPTRACE, "record", "-q", "-d", "3", "-o", capture, "-p", pid_text,
-				NULL };
+	char *record_argv[] = { OPTRACE, "record", "-q", "-d",	   "3",
+				"-o",	 capture,  "-p", pid_text, NULL };
 	char *report_argv[] = { OPTRACE, "report", "--json", capture, NULL };
 	struct counts traced = { 0 };
 	pid_t fixture, tracer;
@@ -244,10 +244,10 @@ START_TEST(test_task_points_by_task_and_point)
 	for (int i = 0; i < 4; i++) {
 		const char *path = paths[i % 2] ? paths[i % 2] : "--attach=auto";
 		bool record = i >= 2;
-		char *stat_argv[] = { OPTRACE, "stat", "--json", (char *)path, "--", OVERLAP_POINTS,
-				      rounds, NULL };
-		char *record_argv[] = { OPTRACE, "record", "-q", (char *)path, "-o", capture, "--",
-					OVERLAP_POINTS, rounds, NULL };
+		char *stat_argv[] = { OPTRACE, "stat",	       "--json", (char *)path,
+				      "--",    OVERLAP_POINTS, rounds,	 NULL };
+		char *record_argv[] = { OPTRACE, "record", "-q",	   (char *)path, "-o",
+					capture, "--",	   OVERLAP_POINTS, rounds,	 NULL };
 		struct counts traced = { 0 };
 		int processes;
 
@@ -258,14 +258,14 @@ START_TEST(test_task_points_by_task_and_point)
 			ck_assert_int_eq(run_command(stat_argv, json, NULL, 60), 0);
 		}
 		stat_json_counts(json, 0, &traced, &processes);
-		ck_assert_msg(counts_get(&traced, "task Scheduled omp") == OVERLAP_ROUNDS * 8 &&
-				      counts_get(&traced, "task Migrating cpu") ==
-					      OVERLAP_ROUNDS * 8 &&
-				      counts_get(&traced, "op overlap.round 0") == OVERLAP_ROUNDS,
-			      "%s %s: Scheduled %ld, Migrating %ld, rounds %ld", record ? "record" : "stat",
-			      path, counts_get(&traced, "task Scheduled omp"),
-			      counts_get(&traced, "task Migrating cpu"),
-			      counts_get(&traced, "op overlap.round 0"));
+		ck_assert_msg(
+			counts_get(&traced, "task Scheduled omp") == OVERLAP_ROUNDS * 8 &&
+				counts_get(&traced, "task Migrating cpu") == OVERLAP_ROUNDS * 8 &&
+				counts_get(&traced, "op overlap.round 0") == OVERLAP_ROUNDS,
+			"%s %s: Scheduled %ld, Migrating %ld, rounds %ld",
+			record ? "record" : "stat", path, counts_get(&traced, "task Scheduled omp"),
+			counts_get(&traced, "task Migrating cpu"),
+			counts_get(&traced, "op overlap.round 0"));
 		ck_assert_int_eq(json_number(json, "unmatched"), 0);
 		counts_free(&traced);
 	}
@@ -279,10 +279,11 @@ START_TEST(test_per_event_is_exact)
 {
 	char *json = test_path("out.json"), *truth_path = test_path("truth.txt");
 	char *capture = test_path("per-event.capture"), message[8192];
-	char *stat_argv[] = { OPTRACE, "stat", "--json", "--per-event", "--", DEMO, "-w", "stats",
-			      "--omp", "1", "--truth", truth_path, "-q", NULL };
-	char *record_argv[] = { OPTRACE, "record", "-q", "--per-event", "-o", capture, "--",
-				DEMO, "-w", "stats", "--truth", truth_path, "-q", NULL };
+	char *stat_argv[] = { OPTRACE, "stat",	"--json", "--per-event", "--",	     DEMO, "-w",
+			      "stats", "--omp", "1",	  "--truth",	 truth_path, "-q", NULL };
+	char *record_argv[] = { OPTRACE,   "record",   "-q", "--per-event", "-o",
+				capture,   "--",       DEMO, "-w",	    "stats",
+				"--truth", truth_path, "-q", NULL };
 	char *report_argv[] = { OPTRACE, "report", "--json", capture, NULL };
 
 	NEED_BPF();

@@ -98,8 +98,9 @@ END_TEST
 START_TEST(test_file_size_limit_is_an_error)
 {
 	char *capture = test_path("small.capture"), *err_path = test_path("err.txt"), *text;
-	char *argv[] = { OPTRACE, "record", "-q", "-o", capture, "--", DEMO, "-w", "all", "-s",
-			 "50000", "-i", "50", "-q", "--truth", "/dev/null", NULL };
+	char *argv[] = { OPTRACE, "record", "-q",      "-o",	    capture, "--",
+			 DEMO,	  "-w",	    "all",     "-s",	    "50000", "-i",
+			 "50",	  "-q",	    "--truth", "/dev/null", NULL };
 	struct rlimit limit = { 64 * 1024, 64 * 1024 };
 	struct rlimit saved;
 	int status;
@@ -124,16 +125,16 @@ START_TEST(test_other_liboptrace_is_found)
 {
 	char *dir = make_temp_dir(), copy[512], preload[600], command[1200];
 	char *json = test_path("out.json"), *err_path = test_path("err.txt"), *text;
-	char *argv[] = { OPTRACE, "stat", "--json", "-d", "3", "--", "/bin/sh", "-c", command,
-			 NULL };
+	char *argv[] = {
+		OPTRACE, "stat", "--json", "-d", "3", "--", "/bin/sh", "-c", command, NULL
+	};
 	struct counts traced = { 0 };
 	int processes;
 	long ops = 0;
 
 	NEED_BPF();
 	snprintf(copy, sizeof(copy), "%s/liboptrace.so.1", dir);
-	snprintf(command, sizeof(command), "cp %s/lib/liboptrace.so.1 %s", OPTRACE_BUILD_DIR,
-		 copy);
+	snprintf(command, sizeof(command), "cp %s/lib/liboptrace.so.1 %s", OPTRACE_BUILD_DIR, copy);
 	ck_assert_int_eq(system(command), 0);
 	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", copy);
 	snprintf(command, sizeof(command), "exec env %s %s --forever -w stats -q --truth /dev/null",
@@ -165,8 +166,8 @@ START_TEST(test_stop_is_one_instant)
 	static const char *const paths[] = { "--attach=auto", "--per-event" };
 	char *capture = test_path("live.capture"), *err_path = test_path("err.txt"), *text;
 	char pid_text[16], *at;
-	char *record_argv[] = { OPTRACE, "record", "-q", (char *)paths[_i], "-d", "2", "-o",
-				capture, "-p", pid_text, NULL };
+	char *record_argv[] = { OPTRACE, "record", "-q", (char *)paths[_i], "-d", "2",
+				"-o",	 capture,  "-p", pid_text,	    NULL };
 	char *report_argv[] = { OPTRACE, "report", capture, NULL };
 	long open_ops = 0, open_runs = 0;
 	pid_t demo;
