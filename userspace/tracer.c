@@ -154,8 +154,9 @@ static void choose_path(struct tracer *tracer)
 		path = library.path;
 	tracer->fast_path = !tracer_options.per_event && path && has_batch_probe(path);
 	if (!tracer_options.per_event && path && !tracer->fast_path)
-		fprintf(stderr, "optrace: %s has no fast path (a liboptrace of ABI 1): "
-				"tracing one probe hit per event\n",
+		fprintf(stderr,
+			"optrace: %s has no fast path (a liboptrace of ABI 1): "
+			"tracing one probe hit per event\n",
 			path);
 	bpf_object__for_each_program (prog, tracer->obj) {
 		const char *name = bpf_program__name(prog);
