@@ -70,7 +70,13 @@ struct run_info {
 	__u64 name; /* from the fast path's task_begin; 0: ask the tasks map */
 	__u64 root_name;
 	__u32 variant;
-	__u32 pad;
+	/*
+	 * The end came first: on the fast path the thread that ends a point
+	 * may hand its batch over before the thread that began it. The end
+	 * waits here, counted as unmatched until its begin comes.
+	 */
+	__u32 ended;
+	__u64 end_ns;
 };
 
 /*
@@ -471,43 +477,18 @@ static __always_inline void on_task_launch(struct event_place *place, __u64 task
 	copy_string(place->tgid, info.root_name, place->in_process);
 }
 
-static __always_inline void on_task_begin(struct event_place *place, __u64 now, __u64 task,
-					  __u32 point, int variant, __u64 name, __u64 root_name)
-{
-	struct run_key key = { .tgid = place->tgid, .point = point, .task = task };
-	struct run_info run = {
-		.start_ns = now,
-		.name = name,
-		.root_name = root_name,
-		.variant = variant,
-	};
-
-	if (bpf_map_update_elem(&runs, &key, &run, BPF_ANY))
-		count_loss(STAT_LOSS_MAP_FULL);
-}
-
-static __always_inline void on_task_end(struct event_place *place, __u64 now, __u64 task,
-					__u32 point)
+/* A point's run, counted under its task's name and the operation the user called. */
+static __always_inline void count_run(struct event_place *place, __u64 task, __u64 name,
+				      __u64 root_name, __u32 variant, __u64 duration)
 {
 	struct string_key task_id = { .tgid = place->tgid, .address = task };
-	struct run_key run_key = { .tgid = place->tgid, .point = point, .task = task };
-	struct task_key key = { .tgid = place->tgid };
+	struct task_key key = {
+		.tgid = place->tgid, .variant = variant, .name = name, .root_name = root_name
+	};
 	struct task_info *info;
-	struct run_info *run;
 	struct latency *stats;
-	__u64 duration;
 	bool created;
 
-	run = bpf_map_lookup_elem(&runs, &run_key);
-	if (!run) {
-		count_loss(STAT_LOSS_UNMATCHED);
-		return;
-	}
-	duration = now > run->start_ns ? now - run->start_ns : 0;
-	key.variant = run->variant;
-	key.name = run->name;
-	key.root_name = run->root_name;
-	bpf_map_delete_elem(&runs, &run_key);
 	if (!key.name) {
 		info = bpf_map_lookup_elem(&tasks, &task_id);
 		if (info) {
@@ -523,6 +504,79 @@ static __always_inline void on_task_end(struct event_place *place, __u64 now, __
 		copy_string(place->tgid, key.name, place->in_process);
 		copy_string(place->tgid, key.root_name, place->in_process);
 	}
+}
+
+/*
+ * The begin and the end of a point may be counted at once on two CPUs (two
+ * threads' batches): whoever inserts first waits for the other, who finds
+ * it on -EEXIST and counts the run.
+ */
+static __always_inline void on_task_begin(struct event_place *place, __u64 now, __u64 task,
+					  __u32 point, int variant, __u64 name, __u64 root_name)
+{
+	struct run_key key = { .tgid = place->tgid, .point = point, .task = task };
+	struct run_info run = {
+		.start_ns = now,
+		.name = name,
+		.root_name = root_name,
+		.variant = variant,
+	};
+	struct run_info *ended;
+	long err;
+
+	err = bpf_map_update_elem(&runs, &key, &run, BPF_NOEXIST);
+	if (!err)
+		return;
+	if (err != -EEXIST) {
+		count_loss(STAT_LOSS_MAP_FULL);
+		return;
+	}
+	ended = bpf_map_lookup_elem(&runs, &key);
+	if (ended && ended->ended) {
+		__u64 end_ns = ended->end_ns;
+
+		bpf_map_delete_elem(&runs, &key);
+		count_losses(STAT_LOSS_UNMATCHED, (__u64)-1); /* matched after all */
+		count_run(place, task, name, root_name, variant, end_ns > now ? end_ns - now : 0);
+		return;
+	}
+	bpf_map_update_elem(&runs, &key, &run, BPF_ANY); /* begun twice: the later wins */
+}
+
+/* Counts the run begun at key, if its begin came; true if it did. */
+static __always_inline bool end_run(struct event_place *place, struct run_key *key, __u64 now)
+{
+	struct run_info *run = bpf_map_lookup_elem(&runs, key);
+	__u64 name, root_name, duration;
+	__u32 variant;
+
+	if (!run || run->ended)
+		return false;
+	duration = now > run->start_ns ? now - run->start_ns : 0;
+	name = run->name;
+	root_name = run->root_name;
+	variant = run->variant;
+	bpf_map_delete_elem(&runs, key);
+	count_run(place, key->task, name, root_name, variant, duration);
+	return true;
+}
+
+static __always_inline void on_task_end(struct event_place *place, __u64 now, __u64 task,
+					__u32 point)
+{
+	struct run_key key = { .tgid = place->tgid, .point = point, .task = task };
+	struct run_info waiting = { .ended = 1, .end_ns = now };
+	long err;
+
+	if (end_run(place, &key, now))
+		return;
+	/* Its begin may still come (another thread's batch), or never. */
+	err = bpf_map_update_elem(&runs, &key, &waiting, BPF_NOEXIST);
+	if (err == -EEXIST && end_run(place, &key, now))
+		return;
+	if (err && err != -EEXIST)
+		count_loss(STAT_LOSS_MAP_FULL);
+	count_loss(STAT_LOSS_UNMATCHED);
 }
 
 static __always_inline void on_wait_begin(struct event_place *place, __u64 now, int kind)
