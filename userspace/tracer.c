@@ -362,44 +362,76 @@ static int targets_fd(struct tracer *tracer)
 	return bpf_map__fd(bpf_object__find_map_by_name(tracer->obj, "targets"));
 }
 
-/* The command, forked and waiting on a pipe; *release_fd lets it exec. */
-static int start_command(struct tracer *tracer, int *release_fd)
+/*
+ * The command, forked and waiting on a pipe; *release_fd lets it exec, and
+ * *exec_fd then says whether it could: it reads end-of-file when the exec
+ * closed it, or the errno of a failed exec.
+ */
+static int start_command(struct tracer *tracer, int *release_fd, int *exec_fd)
 {
-	int pipe_fds[2];
+	int pipe_fds[2], exec_fds[2];
 	__u8 yes = 1;
 	pid_t child;
 
 	if (pipe2(pipe_fds, O_CLOEXEC))
 		return -errno;
+	if (pipe2(exec_fds, O_CLOEXEC)) {
+		close(pipe_fds[0]);
+		close(pipe_fds[1]);
+		return -errno;
+	}
 	child = fork();
 	if (child < 0)
 		return -errno;
 	if (child == 0) {
 		char go;
+		int error;
 
 		close(pipe_fds[1]);
+		close(exec_fds[0]);
 		/* optrace ignores SIGPIPE and SIGXFSZ; an ignored signal stays so past exec. */
 		signal(SIGPIPE, SIG_DFL);
 		signal(SIGXFSZ, SIG_DFL);
 		if (read(pipe_fds[0], &go, 1) != 1)
 			_exit(127); /* optrace gave up */
 		execvp(tracer_options.command[0], tracer_options.command);
-		fprintf(stderr, "optrace: cannot run %s: %s\n", tracer_options.command[0],
-			strerror(errno));
+		error = errno;
+		if (write(exec_fds[1], &error, sizeof(error)) != sizeof(error))
+			_exit(127);
 		_exit(127);
 	}
 	close(pipe_fds[0]);
+	close(exec_fds[1]);
 	tracer->child = child;
 	*release_fd = pipe_fds[1];
+	*exec_fd = exec_fds[0];
 	return bpf_map_update_elem(targets_fd(tracer), &child, &yes, BPF_ANY);
+}
+
+/* After the release: 0 once the command runs, or why it could not start. */
+static int command_started(struct tracer *tracer, int exec_fd)
+{
+	int error = 0;
+	ssize_t got;
+
+	do {
+		got = read(exec_fd, &error, sizeof(error));
+	} while (got < 0 && errno == EINTR);
+	if (got != sizeof(error))
+		return 0; /* closed by a successful exec */
+	fprintf(stderr, "optrace: cannot run %s: %s\n", tracer_options.command[0],
+		strerror(error));
+	waitpid(tracer->child, &tracer->child_status, 0);
+	tracer->child_exited = true;
+	return -error;
 }
 
 static int attach_command(struct tracer *tracer)
 {
 	struct bpf_program *follow = bpf_object__find_program_by_name(tracer->obj, "follow_fork");
-	int release_fd = -1, err;
+	int release_fd = -1, exec_fd = -1, err;
 
-	err = start_command(tracer, &release_fd);
+	err = start_command(tracer, &release_fd, &exec_fd);
 	if (!err) {
 		tracer->fork_link = bpf_program__attach(follow);
 		err = libbpf_get_error(tracer->fork_link);
@@ -414,6 +446,10 @@ static int attach_command(struct tracer *tracer)
 		err = -errno;
 	if (release_fd >= 0)
 		close(release_fd); /* without "g", the command exits unrun */
+	if (!err)
+		err = command_started(tracer, exec_fd);
+	if (exec_fd >= 0)
+		close(exec_fd);
 	return err;
 }
 

@@ -202,6 +202,30 @@ START_TEST(test_stop_is_one_instant)
 }
 END_TEST
 
+/* A command that cannot start: said, non-zero, and no capture made or replaced. */
+START_TEST(test_command_that_cannot_start)
+{
+	char *capture = test_path("keep.capture"), *err_path = test_path("err.txt"), *text;
+	char *argv[] = { OPTRACE, "record", "-q", "-o", capture, "--", "./no-such-command", NULL };
+	FILE *file;
+
+	NEED_BPF();
+	file = fopen(capture, "w");
+	ck_assert_ptr_nonnull(file);
+	fputs("an earlier capture\n", file);
+	fclose(file);
+	ck_assert_int_eq(WEXITSTATUS(run_command(argv, NULL, err_path, 30)), 1);
+	text = read_file(err_path);
+	ck_assert_msg(text && strstr(text, "cannot run ./no-such-command"), "%s", text);
+	free(text);
+	text = read_file(capture);
+	ck_assert_str_eq(text, "an earlier capture\n");
+	free(text);
+	free(capture);
+	free(err_path);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("stop");
@@ -214,6 +238,7 @@ int main(void)
 	tcase_add_test(tc, test_file_size_limit_is_an_error);
 	tcase_add_test(tc, test_other_liboptrace_is_found);
 	tcase_add_loop_test(tc, test_stop_is_one_instant, 0, 2);
+	tcase_add_test(tc, test_command_that_cannot_start);
 	suite_add_tcase(suite, tc);
 	return run_suite(suite);
 }
