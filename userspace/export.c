@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "chrome.h"
 #include "commands.h"
 #include "legion_export.h"
 #include "legion_prof.h"
+#include "outfile.h"
 #include "replay.h"
 
 static struct {
@@ -111,29 +113,57 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	}
 }
 
+/* The files this export reads, which its output must not be. */
+static int inputs(const char **paths)
+{
+	int count = 0;
+
+	for (int i = 0; i < env.path_count; i++)
+		paths[count++] = env.paths[i];
+	if (env.gpu_file)
+		paths[count++] = env.gpu_file;
+	return count;
+}
+
+/*
+ * The input is read (opened and its header checked) before the output is
+ * touched, and the output is written beside it and renamed over it only
+ * once whole: a missing or damaged input, a full disk or a kill leaves an
+ * earlier file as it was.
+ */
 static int export_chrome(void)
 {
+	const char *input_paths[sizeof(env.paths) / sizeof(env.paths[0]) + 1];
 	struct profile_consumer consumer;
 	struct chrome_writer writer;
 	struct replay replay = { 0 };
+	struct out_file output;
 	struct profile profile;
-	FILE *out;
-	int err;
+	bool opened = false;
+	FILE *out = NULL;
+	int err, fd;
 
-	out = fopen(env.output, "we");
-	if (!out) {
-		fprintf(stderr, "optrace: cannot create %s: %s\n", env.output, strerror(errno));
-		return -errno;
-	}
-	/* One thread writes: no stdio locks, and large writes. */
-	__fsetlocking(out, FSETLOCKING_BYCALLER);
-	setvbuf(out, NULL, _IOFBF, 1 << 20);
 	profile_init(&profile, NULL);
 	err = replay_open(&replay, env.paths[0]);
 	if (!err && env.gpu_file)
 		err = replay_add_gpu_file(&replay, env.gpu_file);
 	if (err)
 		goto cleanup;
+	fd = out_file_open(&output, env.output, 0, input_paths, inputs(input_paths));
+	if (fd < 0) {
+		err = fd;
+		goto cleanup;
+	}
+	opened = true;
+	out = fdopen(fd, "w");
+	if (!out) {
+		err = -errno;
+		close(fd);
+		goto cleanup;
+	}
+	/* One thread writes: no stdio locks, and large writes. */
+	__fsetlocking(out, FSETLOCKING_BYCALLER);
+	setvbuf(out, NULL, _IOFBF, 1 << 20);
 	/* Time zero is the moment recording started. */
 	err = chrome_writer_begin(&writer, out, replay.header->monotonic_ns, env.show_helpers,
 				  &consumer);
@@ -144,11 +174,18 @@ static int export_chrome(void)
 	err = chrome_writer_end(&writer) ?: err;
 
 cleanup:
-	if (fclose(out) && !err)
+	if (out && fclose(out) && !err)
 		err = -errno;
-	if (err)
-		fprintf(stderr, "optrace: cannot write %s: %s\n", env.output, strerror(-err));
-	else
+	if (opened) {
+		if (err) {
+			fprintf(stderr, "optrace: cannot write %s: %s\n", env.output,
+				strerror(-err));
+			out_file_discard(&output);
+		} else {
+			err = out_file_commit(&output);
+		}
+	}
+	if (!err)
 		fprintf(stderr, "optrace: wrote %s\n", env.output);
 	profile_free(&profile);
 	replay_close(&replay);
@@ -161,13 +198,18 @@ int cmd_export(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
+	/* Ctrl-C leaves no half-written file behind (nor touches an earlier one). */
+	out_file_remove_on_signals();
 	if (env.legion) {
+		const char *input_paths[sizeof(env.paths) / sizeof(env.paths[0]) + 1];
 		struct legion_export_options options = {
 			.directory = env.output,
 			.version = env.legion_version ? env.legion_version : LEGION_PROF_VERSION,
 			.show_helpers = env.show_helpers,
 			.python = env.python,
 			.gpu_file = env.gpu_file,
+			.inputs = input_paths,
+			.input_count = inputs(input_paths),
 		};
 
 		return legion_export(env.paths, env.path_count, &options) ? 1 : 0;

@@ -20,11 +20,19 @@ struct legion_export_options {
 	const char *directory;
 	uint32_t version; /* 1008 or 1007 */
 	bool show_helpers;
-	bool python;	      /* issuing threads are Python processors, not CPU ones */
-	const char *gpu_file; /* an OPTRACE_GPU_FILE to merge, or NULL */
+	bool python;		   /* issuing threads are Python processors, not CPU ones */
+	const char *gpu_file;	   /* an OPTRACE_GPU_FILE to merge, or NULL */
+	const char *const *inputs; /* every file read: no log may replace one */
+	int input_count;
 };
 
-/* Writes the logs of the capture files; 0 or a negative errno, said on stderr. */
+/*
+ * Writes the logs of the capture files; 0 or a negative errno, said on
+ * stderr. Each log is written beside its final name and renamed once the
+ * export succeeded (on failure none is: the directory stays as it was);
+ * then the prof_<N>.gz an earlier export left there and this one did not
+ * write are removed, so that legion_prof DIR/prof_*.gz reads this run only.
+ */
 int legion_export(char *const *paths, int path_count, const struct legion_export_options *options);
 
 #endif /* OPTRACE_LEGION_EXPORT_H */

@@ -160,7 +160,9 @@ int cmd_list(int argc, char **argv)
 	err = usdt_notes_read(path, NULL, &notes);
 	if (err) {
 		fprintf(stderr, "optrace: cannot read probes from %s: %s\n", path,
-			err == -ENOEXEC ? "not an ELF file" : strerror(-err));
+			err == -ENOEXEC	 ? "not an ELF file"
+			: err == -EINVAL ? "not a regular file (a pipe?): give the library's path"
+					 : strerror(-err));
 		err = 1;
 		goto cleanup;
 	}

@@ -26,8 +26,9 @@ struct usdt_notes {
 
 /*
  * Reads every probe of provider (NULL: all providers) in the ELF file at
- * path. Returns 0, or a negative errno: -ENOENT for no such file, -ENOEXEC
- * for a file that is not a readable ELF file. A file without probes gives 0
+ * path. Returns 0, or a negative errno: -ENOENT for no such file, -EINVAL
+ * for no regular file (a pipe, a device), -ENOEXEC for a file that is not
+ * a readable ELF file. A file without probes gives 0
  * and an empty list. Free with usdt_notes_free().
  */
 int usdt_notes_read(const char *path, const char *provider, struct usdt_notes *out);

@@ -73,12 +73,16 @@ START_TEST(test_openmp_threads_and_children)
 }
 END_TEST
 
-/* Killed with SIGKILL: what was flushed reads, and the report says it was cut. */
+/*
+ * Killed with SIGKILL: what was flushed reads, under the name the recorder
+ * writes until it ends (OUTPUT.partial), and the report says it was cut.
+ */
 START_TEST(test_recorder_killed)
 {
 	char *capture = test_path("killed.capture"), *out = test_path("report.txt");
 	char *err_path = test_path("report.err"), *text;
-	char *report[] = { OPTRACE, "report", capture, NULL };
+	char *partial = test_path("killed.capture.partial");
+	char *report[] = { OPTRACE, "report", partial, NULL };
 	char children[64];
 	pid_t recorder, demo;
 	int status;
@@ -110,7 +114,10 @@ START_TEST(test_recorder_killed)
 	text = read_file(out);
 	ck_assert_msg(strstr(text, "demo."), "nothing read from the cut capture:\n%s", text);
 	free(text);
+	/* Nothing was renamed into place: the run did not end. */
+	ck_assert_int_ne(access(capture, F_OK), 0);
 	free(capture);
+	free(partial);
 	free(out);
 	free(err_path);
 }
