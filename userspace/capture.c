@@ -373,8 +373,16 @@ cleanup:
 	return err;
 }
 
-int capture_writer_open(struct capture_writer **writer, const char *path,
-			const struct capture_writer_opts *opts)
+static bool writer_opts_valid(const struct capture_writer_opts *opts)
+{
+	uint32_t chunk_size = opts->chunk_size ? opts->chunk_size : CAPTURE_CHUNK_DEFAULT;
+
+	return !(opts->meta_count && !opts->meta) && chunk_size >= CAPTURE_CHUNK_MIN &&
+	       chunk_size <= CAPTURE_CHUNK_MAX && chunk_size % 8 == 0;
+}
+
+int capture_writer_fdopen(struct capture_writer **writer, int fd,
+			  const struct capture_writer_opts *opts)
 {
 	static const struct capture_writer_opts no_opts;
 	struct capture_writer *w;
@@ -383,38 +391,43 @@ int capture_writer_open(struct capture_writer **writer, const char *path,
 	*writer = NULL;
 	if (!opts)
 		opts = &no_opts;
-	if (opts->meta_count && !opts->meta)
+	if (!writer_opts_valid(opts))
 		return -EINVAL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->fd = -1;
 	w->chunk_size = opts->chunk_size ? opts->chunk_size : CAPTURE_CHUNK_DEFAULT;
-	if (w->chunk_size < CAPTURE_CHUNK_MIN || w->chunk_size > CAPTURE_CHUNK_MAX ||
-	    w->chunk_size % 8) {
-		err = -EINVAL;
-		goto fail;
-	}
 	w->chunk = malloc(CHUNK_HEADER_SIZE + (size_t)w->chunk_size);
 	if (!w->chunk) {
 		err = -ENOMEM;
 		goto fail;
 	}
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		err = -errno;
-		goto fail;
-	}
+	w->fd = fd;
 	err = write_file_header(w, opts);
 	if (err)
 		goto fail;
 	*writer = w;
 	return 0;
 fail:
-	if (w->fd >= 0)
-		close(w->fd);
 	free(w->chunk);
 	free(w);
+	return err;
+}
+
+int capture_writer_open(struct capture_writer **writer, const char *path,
+			const struct capture_writer_opts *opts)
+{
+	int fd, err;
+
+	*writer = NULL;
+	if (opts && !writer_opts_valid(opts))
+		return -EINVAL; /* before the file is touched */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	err = capture_writer_fdopen(writer, fd, opts);
+	if (err)
+		close(fd);
 	return err;
 }
 
@@ -781,6 +794,63 @@ cleanup:
 	return err;
 }
 
+/* What path is when it is no regular file, for a sentence. */
+static void say_not_regular(char *why, size_t why_size, const char *path, mode_t mode)
+{
+	if (S_ISDIR(mode))
+		say(why, why_size, "%s is a directory: give the capture file to read", path);
+	else
+		say(why, why_size,
+		    "%s is not a regular file (%s): record to a file, then read that", path,
+		    S_ISFIFO(mode)		     ? "a pipe"
+		    : S_ISCHR(mode) || S_ISBLK(mode) ? "a device"
+		    : S_ISSOCK(mode)		     ? "a socket"
+						     : "a special file");
+}
+
+int capture_check_input(const char *path, char *why, size_t why_size)
+{
+	struct stat st;
+
+	say(why, why_size, "%s", "");
+	if (stat(path, &st) || S_ISREG(st.st_mode))
+		return 0; /* opening it says what is wrong */
+	say_not_regular(why, why_size, path, st.st_mode);
+	return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+}
+
+/*
+ * Opens path for reading if it is a regular file: opened without blocking
+ * first, as a pipe without a writer would block open() for ever (and a pipe
+ * cannot be read twice, as report and export do).
+ */
+static int open_regular(const char *path, char *why, size_t why_size)
+{
+	struct stat st;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		say(why, why_size, "cannot open %s: %s", path, strerror(-err));
+		return err;
+	}
+	if (fstat(fd, &st) || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		err = -errno;
+		say(why, why_size, "cannot read %s: %s", path, strerror(-err));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		say_not_regular(why, why_size, path, st.st_mode);
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return err;
+}
+
 void capture_reader_close(struct capture_reader *r)
 {
 	if (!r)
@@ -808,10 +878,9 @@ int capture_reader_open(struct capture_reader **reader, const char *path, char *
 		say(why, why_size, "out of memory");
 		return -ENOMEM;
 	}
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	r->fd = open_regular(path, why, why_size);
 	if (r->fd < 0) {
-		err = -errno;
-		say(why, why_size, "cannot open %s: %s", path, strerror(errno));
+		err = r->fd;
 		goto fail;
 	}
 	posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -1244,9 +1313,9 @@ int capture_peek_counter(const char *path, const char *name, uint64_t *value)
 	ssize_t got;
 	int err = -ENOENT;
 
-	r.fd = open(path, O_RDONLY | O_CLOEXEC);
+	r.fd = open_regular(path, NULL, 0);
 	if (r.fd < 0)
-		return -errno;
+		return r.fd;
 	size = file_size(r.fd);
 	from = size > TAIL_PEEK_BYTES ? size - TAIL_PEEK_BYTES : 0;
 	tail = malloc(size - from + 1);

@@ -84,6 +84,14 @@ int capture_writer_open(struct capture_writer **writer, const char *path,
 			const struct capture_writer_opts *opts);
 
 /*
+ * The same on fd, open for writing and empty (a temporary file that the
+ * caller renames into place), which the writer owns from then on: closed
+ * by capture_close(), left to the caller on failure.
+ */
+int capture_writer_fdopen(struct capture_writer **writer, int fd,
+			  const struct capture_writer_opts *opts);
+
+/*
  * Appends a record to the pending chunk, writing that chunk first if the
  * record does not fit. -EMSGSIZE: the record cannot fit in any chunk
  * (size > chunk_size - 8); -EINVAL: a reserved type. After a write error
@@ -178,12 +186,22 @@ struct capture_record {
 
 /*
  * Opens a capture and reads its header. On failure, why (if not NULL) says
- * what is wrong in a sentence: -ENOENT and other open() errors, -EBADMSG
- * for a file that is empty, cut inside its header, damaged or not a
- * capture at all, -EPROTONOSUPPORT for a format this code does not read.
+ * what is wrong in a sentence: -ENOENT and other open() errors, -EINVAL for
+ * a pipe, a device or a socket (which open() does not wait on: a pipe with
+ * no writer would block it for ever), -EISDIR, -EBADMSG for a file that is
+ * empty, cut inside its header, damaged or not a capture at all,
+ * -EPROTONOSUPPORT for a format this code does not read.
  */
 int capture_reader_open(struct capture_reader **reader, const char *path, char *why,
 			size_t why_size);
+
+/*
+ * Without opening path (which blocks on a pipe that has no writer): 0 if it
+ * is a regular file or cannot be looked at (opening it then says why), else
+ * -EINVAL or -EISDIR with a sentence in why. For inputs that are read by
+ * other means than capture_reader_open(), such as an OPTRACE_GPU_FILE.
+ */
+int capture_check_input(const char *path, char *why, size_t why_size);
 
 const struct capture_header *capture_reader_header(const struct capture_reader *reader);
 

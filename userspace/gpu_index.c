@@ -332,15 +332,17 @@ long gpu_index_read_file(struct gpu_index *index, const char *path, char *why, s
 {
 	struct gpu_file_reader reader;
 	static char buffer[65536 + 8];
+	char said[512];
 	long count = 0;
 	int size, err;
 
+	if (why && why_size)
+		why[0] = '\0';
 	err = gpu_file_open(&reader, path);
 	if (err) {
+		gpu_file_open_error(&reader, err, said, sizeof(said));
 		if (why)
-			snprintf(why, why_size, "%s: %s", path,
-				 err == -EPROTO ? "not an OPTRACE_GPU_FILE, or of a newer version"
-						: strerror(-err));
+			snprintf(why, why_size, "%s: %s", path, said);
 		return err;
 	}
 	index->sources++;
@@ -364,14 +366,18 @@ long gpu_index_read_file(struct gpu_index *index, const char *path, char *why, s
 			break;
 		count++;
 	}
+	/* A file cut by a killed process, or damaged: what checks is kept, the rest said. */
+	if (!err && size < 0 && size != -EPROTO)
+		err = size;
+	index->file_end = gpu_file_reader_status(&reader, said, sizeof(said));
 	gpu_file_reader_close(&reader);
-	if (err)
+	if (err) {
+		if (why)
+			snprintf(why, why_size, "cannot read %s: %s", path, strerror(-err));
 		return err;
-	/* A file cut by a killed process: what came before it is kept. */
-	if (size < 0 && why)
-		snprintf(why, why_size,
-			 "%s ends inside a record (the process was killed?): read up to there",
-			 path);
+	}
+	if (why && said[0])
+		snprintf(why, why_size, "%s: %s", path, said);
 	return count;
 }
 

@@ -81,6 +81,8 @@ struct gpu_index {
 	struct gpu_index_stats stats;
 	unsigned int sources; /* captures and files read: duplicates need two */
 	bool sealed;
+	/* How reading the last OPTRACE_GPU_FILE ended: an enum gpu_file_end (gpufile.h). */
+	int file_end;
 };
 
 void gpu_index_init(struct gpu_index *index);
@@ -99,8 +101,12 @@ int gpu_index_add_name(struct gpu_index *index, uint32_t tgid, uint32_t name_id,
 long gpu_index_read_capture(struct gpu_index *index, const char *path);
 
 /*
- * Reads an OPTRACE_GPU_FILE. Returns its records' count, or a negative
- * errno, with why (if not NULL) saying what is wrong in a sentence.
+ * Reads an OPTRACE_GPU_FILE: every record that checks, none of a damaged
+ * part. Returns their count, with why (if not NULL) saying in sentences
+ * what was damaged, missing, cut or ignored ("" when nothing was) and
+ * index->file_end how reading ended; or a negative errno (a file that is
+ * not a GPU file, of a newer version or with a damaged header: -EPROTO,
+ * -EPROTONOSUPPORT, -EBADMSG), with why saying what is wrong.
  */
 long gpu_index_read_file(struct gpu_index *index, const char *path, char *why, size_t why_size);
 

@@ -12,17 +12,20 @@
  * kernel's record can name them before the run's own record is written. A
  * GPU file alone has no first pass: its processes are those of its activity.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <optrace/gpu.h>
 
 #include "legion_export.h"
 #include "legion_prof.h"
+#include "outfile.h"
 #include "replay.h"
 #include "title.h"
 
@@ -96,6 +99,8 @@ struct process {
 	int rank;
 	uint32_t node;
 	struct legion_prof *prof;
+	struct out_file out; /* prof_<node>.gz, written under a temporary name */
+	bool out_open;
 	struct idmap issuers;	/* tid -> struct issuer */
 	struct idmap workers;	/* tid -> struct worker */
 	struct idmap tasks;	/* task name address -> task id */
@@ -114,6 +119,7 @@ struct exporter {
 	struct idmap by_tgid; /* tgid -> process index + 1 */
 	struct idmap ranks;   /* tgid -> the rank it announced + 1 */
 	uint64_t gpu_untimed; /* GPU activities CUPTI gave no times for: not drawn */
+	bool made_directory;  /* removed again if the export fails */
 	int error;
 };
 
@@ -216,14 +222,28 @@ static void assign_nodes(struct exporter *exporter)
 			by_rank ? (uint32_t)exporter->processes[i].rank : (uint32_t)i;
 }
 
+static void log_name(char *name, size_t size, uint32_t node)
+{
+	snprintf(name, size, "prof_%u.gz", node);
+}
+
 static int open_files(struct exporter *exporter)
 {
 	const struct legion_export_options *options = exporter->options;
+	struct stat st;
 
-	if (mkdir(options->directory, 0755) && errno != EEXIST) {
+	if (!mkdir(options->directory, 0755)) {
+		exporter->made_directory = true;
+	} else if (errno != EEXIST) {
 		fprintf(stderr, "optrace: cannot create %s: %s\n", options->directory,
 			strerror(errno));
 		return -errno;
+	} else if (stat(options->directory, &st) || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr,
+			"optrace: %s is not a directory: --legion writes one, give its name "
+			"with -o\n",
+			options->directory);
+		return -ENOTDIR;
 	}
 	for (size_t i = 0; i < exporter->process_count; i++) {
 		struct process *process = &exporter->processes[i];
@@ -235,13 +255,19 @@ static int open_files(struct exporter *exporter)
 			.process_id = process->tgid,
 			.zero_time_ns = (int64_t)exporter->header->realtime_ns,
 		};
-		char path[4096];
-		int err;
+		char path[4096], name[32];
+		int err, fd;
 
-		snprintf(path, sizeof(path), "%s/prof_%u.gz", options->directory, process->node);
-		err = legion_prof_open(&process->prof, path, &prof_options);
+		log_name(name, sizeof(name), process->node);
+		snprintf(path, sizeof(path), "%s/%s", options->directory, name);
+		fd = out_file_open(&process->out, path, 0, options->inputs, options->input_count);
+		if (fd < 0)
+			return fd;
+		process->out_open = true;
+		err = legion_prof_fdopen(&process->prof, fd, &prof_options);
 		if (err) {
-			fprintf(stderr, "optrace: cannot create %s: %s\n", path, strerror(-err));
+			close(fd);
+			fprintf(stderr, "optrace: cannot write %s: %s\n", path, strerror(-err));
 			return err;
 		}
 		legion_prof_task_kind(process->prof, MAIN_TASK_ID, "main thread");
@@ -250,6 +276,102 @@ static int open_files(struct exporter *exporter)
 		process->next_task_id = MAIN_TASK_ID + 1;
 	}
 	return 0;
+}
+
+/* prof_<digits>.gz: the name of a log of optrace's (and of Legion's own). */
+static bool is_log_name(const char *name)
+{
+	size_t digits;
+
+	if (strncmp(name, "prof_", 5))
+		return false;
+	digits = strspn(name + 5, "0123456789");
+	return digits && !strcmp(name + 5 + digits, ".gz");
+}
+
+static bool written(const struct exporter *exporter, const char *name)
+{
+	char mine[32];
+
+	for (size_t i = 0; i < exporter->process_count; i++) {
+		log_name(mine, sizeof(mine), exporter->processes[i].node);
+		if (!strcmp(name, mine))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The logs an earlier export left in the directory and this one did not
+ * write (it had more processes): legion_prof DIR/prof_*.gz would mix them
+ * with this run's. Only files named as optrace names its logs go, never an
+ * input of this export.
+ */
+static int remove_stale_logs(const struct exporter *exporter)
+{
+	const char *directory = exporter->options->directory;
+	char path[4096], example[300] = "";
+	struct dirent *entry;
+	int removed = 0, err = 0;
+	DIR *dir;
+
+	dir = opendir(directory);
+	if (!dir) {
+		err = -errno;
+		fprintf(stderr, "optrace: cannot read %s: %s\n", directory, strerror(errno));
+		return err;
+	}
+	while ((entry = readdir(dir))) {
+		struct stat st;
+
+		if (!is_log_name(entry->d_name) || written(exporter, entry->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", directory, entry->d_name);
+		if (lstat(path, &st) || !S_ISREG(st.st_mode) ||
+		    out_file_is_input(path, exporter->options->inputs,
+				      exporter->options->input_count))
+			continue;
+		if (unlink(path)) {
+			err = err ?: -errno;
+			fprintf(stderr,
+				"optrace: cannot remove %s, an earlier export's: %s; legion_prof "
+				"%s/prof_*.gz would read it with this export's logs\n",
+				path, strerror(errno), directory);
+			continue;
+		}
+		if (!removed++)
+			snprintf(example, sizeof(example), "%s", entry->d_name);
+	}
+	closedir(dir);
+	if (removed)
+		fprintf(stderr,
+			"optrace: removed %d log%s an earlier export left in %s (%s%s), which "
+			"this export has no process for\n",
+			removed, removed == 1 ? "" : "s", directory, example,
+			removed > 1 ? ", ..." : "");
+	return err;
+}
+
+/* After the logs are closed: all renamed into place, or none and the directory as it was. */
+static int settle_files(struct exporter *exporter, int err)
+{
+	for (size_t i = 0; i < exporter->process_count; i++) {
+		struct process *process = &exporter->processes[i];
+
+		if (!process->out_open)
+			continue;
+		if (err)
+			out_file_discard(&process->out);
+		else
+			err = out_file_commit(&process->out);
+		process->out_open = false;
+	}
+	if (err) {
+		if (exporter->made_directory)
+			rmdir(exporter->options->directory);
+		return err;
+	}
+	return remove_stale_logs(exporter);
 }
 
 /* ---- pass 2: the records ---- */
@@ -341,7 +463,9 @@ static void write_root(struct exporter *exporter, struct issuer *issuer, struct 
 	int depth = 0;
 
 	legion_prof_range_begin(issuer->span, since_zero(exporter, entry->begin_ns));
-	qsort(entry->helpers, entry->helper_count, sizeof(*entry->helpers), compare_helpers);
+	if (entry->helper_count) /* helpers is NULL without any: qsort() must not get NULL */
+		qsort(entry->helpers, entry->helper_count, sizeof(*entry->helpers),
+		      compare_helpers);
 	for (size_t i = 0; i < entry->helper_count; i++) {
 		struct helper *helper = &entry->helpers[i];
 
@@ -840,7 +964,8 @@ static int export_one(const char *path, const struct legion_export_options *opti
 	err = err ?: exporter.error;
 	if (err)
 		fprintf(stderr, "optrace: cannot write the Legion Prof logs: %s\n", strerror(-err));
-	else
+	err = settle_files(&exporter, err);
+	if (!err)
 		fprintf(stderr,
 			"optrace: wrote %zu Legion Prof log%s in %s (open with: "
 			"legion_prof %s/prof_*.gz)\n",

@@ -27,6 +27,7 @@
 #include "batch_read.h"
 #include "capture.h"
 #include "commands.h"
+#include "outfile.h"
 #include "../bpf/record.h"
 #include "record.skel.h"
 #include "tracer.h"
@@ -248,6 +249,10 @@ static int on_record(void *ctx, void *data, size_t size)
 		note_error(recorder,
 			   idmap_put(&recorder->strings, event->tgid,
 				     ((const struct record_string *)data)->address, (void *)1));
+	/* The stop is one instant on the per-event path too: nothing after it. */
+	if (event->type >= RECORD_RT_INIT && event->type <= RECORD_WAIT_END &&
+	    event->timestamp > recorder->decoder.stop_ns)
+		return 0;
 	/* rt_init waits its turn with the batches' events. */
 	if (recorder->fast_path && event->type == RECORD_RT_INIT) {
 		note_error(recorder, batch_decoder_push(&recorder->decoder, event));
@@ -371,13 +376,15 @@ int cmd_record(int argc, char **argv)
 	uint64_t losses[RECORD_LOSS__COUNT] = { 0 };
 	struct recorder recorder = { 0 };
 	struct tracer tracer = { 0 };
+	struct out_file output = { 0 };
 	struct record_bpf *skel = NULL;
 	struct ring_buffer *ring = NULL;
 	struct timespec start, now;
 	bool live;
 	long elapsed_ms = 0;
+	bool recording = false; /* attached: what the file holds is this run's */
 	char *target = NULL;
-	int err, parse_argc;
+	int err, parse_argc, fd;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	parse_argc = tracer_split_command(argc, argv);
@@ -422,9 +429,22 @@ int cmd_record(int argc, char **argv)
 	}
 	writer_opts.optrace_version = OPTRACE_VERSION;
 	writer_opts.target = target;
-	err = capture_writer_open(&recorder.writer, env.output, &writer_opts);
+	/*
+	 * Written as OUTPUT.partial, renamed to OUTPUT at the end: a recorder
+	 * that fails leaves an earlier OUTPUT as it was, one killed leaves
+	 * what it recorded under the .partial name.
+	 */
+	fd = out_file_open(&output, env.output, OUT_FILE_PARTIAL, NULL, 0);
+	if (fd < 0) {
+		err = fd;
+		goto cleanup;
+	}
+	err = capture_writer_fdopen(&recorder.writer, fd, &writer_opts);
 	if (err) {
-		fprintf(stderr, "optrace: cannot create %s: %s\n", env.output, strerror(-err));
+		fprintf(stderr, "optrace: cannot write %s: %s\n", out_file_name(&output),
+			strerror(-err));
+		close(fd);
+		out_file_discard(&output);
 		goto cleanup;
 	}
 
@@ -434,6 +454,7 @@ int cmd_record(int argc, char **argv)
 	err = tracer_attach(&tracer);
 	if (err)
 		goto cleanup;
+	recording = true;
 	if (!tracer_options.command && !env.quiet)
 		fprintf(stderr, "Recording to %s... Hit Ctrl-C to end.\n", env.output);
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -499,6 +520,12 @@ cleanup:
 	tracer_finish(&tracer, tracer_exiting);
 	if (ring)
 		ring_buffer__consume(ring);
+	if (recorder.writer && !recording) {
+		/* Nothing was traced: an earlier capture stays as it was. */
+		capture_close(recorder.writer, NULL, 0);
+		recorder.writer = NULL;
+		out_file_discard(&output);
+	}
 	if (recorder.writer) {
 		batch_decoder_finish(&recorder.decoder);
 		write_ordered(&recorder, UINT64_MAX);
@@ -536,7 +563,7 @@ cleanup:
 		close_err = capture_close(recorder.writer, counters,
 					  sizeof(counters) / sizeof(counters[0]));
 		if (close_err && !err && !recorder.error)
-			fprintf(stderr, "optrace: cannot finish %s: %s\n", env.output,
+			fprintf(stderr, "optrace: cannot finish %s: %s\n", out_file_name(&output),
 				strerror(-close_err));
 		err = err ?: recorder.error ?: close_err;
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -547,8 +574,12 @@ cleanup:
 				     now.tv_sec - start.tv_sec +
 					     (now.tv_nsec - start.tv_nsec) / 1e9,
 				     true);
-			fprintf(stderr, "optrace: wrote %s\n", env.output);
 		}
+		/* This run's capture, even cut short by a full disk: it says what it lost. */
+		close_err = out_file_commit(&output);
+		err = err ?: close_err;
+		if (!close_err && !env.quiet)
+			fprintf(stderr, "optrace: wrote %s\n", env.output);
 	}
 	ring_buffer__free(ring);
 	record_bpf__destroy(skel);

@@ -9,16 +9,41 @@
 #include "../probes/cupti/gpufile.h"
 #include "replay.h"
 
+static enum capture_end gpu_file_capture_end(int end)
+{
+	switch (end) {
+	case GPU_FILE_END_NO_MARKER:
+		return CAPTURE_END_NO_MARKER;
+	case GPU_FILE_END_TRUNCATED:
+		return CAPTURE_END_TRUNCATED;
+	case GPU_FILE_END_CORRUPT:
+		return CAPTURE_END_CORRUPT;
+	default:
+		return CAPTURE_END_CLEAN;
+	}
+}
+
+static void add_note(struct replay *replay, const char *text, bool lost)
+{
+	struct replay_note *note;
+
+	if (replay->note_count == REPLAY_NOTES_MAX)
+		return;
+	note = &replay->notes[replay->note_count++];
+	snprintf(note->text, sizeof(note->text), "%s", text);
+	note->lost = lost;
+}
+
 /* A GPU file alone: a header for the exporters, its clock base its creation. */
 static int open_gpu_only(struct replay *replay, const char *path)
 {
 	struct gpu_file_reader reader;
 	int err = gpu_file_open(&reader, path);
+	char why[256];
 
 	if (err) {
-		fprintf(stderr, "optrace: %s: %s\n", path,
-			err == -EPROTO ? "not an OPTRACE_GPU_FILE, or of a newer version"
-				       : strerror(-err));
+		gpu_file_open_error(&reader, err, why, sizeof(why));
+		fprintf(stderr, "optrace: %s: %s\n", path, why);
 		return err;
 	}
 	snprintf(replay->gpu_only_target, sizeof(replay->gpu_only_target),
@@ -32,6 +57,11 @@ static int open_gpu_only(struct replay *replay, const char *path)
 	replay->header = &replay->gpu_only_header;
 	err = replay_add_gpu_file(replay, path);
 	replay->gpu_only_status.records = replay->gpu.activity_count + replay->gpu.launch_count;
+	/* The file's own end is the report's. */
+	replay->gpu_only_status.end = gpu_file_capture_end(replay->gpu.file_end);
+	snprintf(replay->gpu_only_status.message, sizeof(replay->gpu_only_status.message), "%.*s",
+		 (int)sizeof(replay->gpu_only_status.message) - 1,
+		 replay->note_count ? replay->notes[0].text : "clean end");
 	return err;
 }
 
@@ -43,6 +73,12 @@ int replay_open(struct replay *replay, const char *path)
 	memset(replay, 0, sizeof(*replay));
 	replay->path = path;
 	gpu_index_init(&replay->gpu);
+	/* Before anything opens it: a pipe with no writer blocks open(). */
+	err = capture_check_input(path, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "optrace: %s\n", why);
+		return err;
+	}
 	if (gpu_index_is_file(path))
 		return open_gpu_only(replay, path);
 	err = capture_reader_open(&replay->reader, path, why, sizeof(why));
@@ -57,14 +93,18 @@ int replay_open(struct replay *replay, const char *path)
 int replay_add_gpu_file(struct replay *replay, const char *path)
 {
 	char why[512] = "";
-	long count = gpu_index_read_file(&replay->gpu, path, why, sizeof(why));
+	long count = capture_check_input(path, why, sizeof(why));
 
+	if (!count)
+		count = gpu_index_read_file(&replay->gpu, path, why, sizeof(why));
 	if (count < 0) {
 		fprintf(stderr, "optrace: %s\n", why);
 		return (int)count;
 	}
-	if (why[0])
+	if (why[0]) {
 		fprintf(stderr, "optrace: %s\n", why);
+		add_note(replay, why, replay->gpu.file_end != GPU_FILE_END_CLEAN);
+	}
 	return 0;
 }
 
@@ -134,6 +174,16 @@ int replay_run(struct replay *replay, struct profile *profile)
 	replay->status = capture_reader_status(replay->reader);
 	if (replay->status->end != CAPTURE_END_CLEAN)
 		fprintf(stderr, "optrace: %s: %s\n", replay->path, replay->status->message);
+	/* Cut, damaged, records the recorder could not write, bytes ignored: said. */
+	if (replay->status->end != CAPTURE_END_CLEAN || replay->status->trailing_bytes ||
+	    replay->status->trailer.records_lost) {
+		char note[sizeof(replay->notes[0].text)];
+
+		snprintf(note, sizeof(note), "%s: %s", replay->path, replay->status->message);
+		add_note(replay, note,
+			 replay->status->end != CAPTURE_END_CLEAN ||
+				 replay->status->trailer.records_lost);
+	}
 	profile_finish(profile);
 	return 0;
 }

@@ -10,6 +10,14 @@
 #include "gpu_index.h"
 #include "profile.h"
 
+/* What the report must say besides its tables (stdout, not only stderr). */
+struct replay_note {
+	char text[640];
+	bool lost; /* something is missing from the report because of it */
+};
+
+#define REPLAY_NOTES_MAX 4
+
 struct replay {
 	const char *path;
 	struct capture_reader *reader; /* NULL when path is a GPU file alone */
@@ -19,6 +27,9 @@ struct replay {
 	struct capture_header gpu_only_header;
 	struct capture_status gpu_only_status;
 	char gpu_only_target[64];
+	/* How reading ended when not cleanly, what a GPU file lacked: said by the report too. */
+	struct replay_note notes[REPLAY_NOTES_MAX];
+	size_t note_count;
 };
 
 /*

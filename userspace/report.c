@@ -213,15 +213,47 @@ int report_builder_finish(struct report_builder *builder, const struct profile *
 		row->key.address = slot->id;
 		text = profile_string(profile, slot->tgid, slot->id);
 		row->value.unreadable = !strcmp(text, "(unreadable)");
+		/*
+		 * Whole, as the capture keeps it: a record holds 127 bytes, and
+		 * the model adds "..." to one the kernel cut (a longer text).
+		 */
 		length = strlen(text);
-		if (length >= sizeof(row->value.text)) {
+		row->value.truncated = length >= RECORD_STRING_LEN;
+		snapshot->losses[STAT_LOSS_STRING_UNREADABLE] += row->value.unreadable;
+		snapshot->losses[STAT_LOSS_STRING_TRUNCATED] += row->value.truncated;
+		row->text = strdup(text);
+		if (!row->text)
+			return -ENOMEM;
+		if (length >= sizeof(row->value.text))
 			length = sizeof(row->value.text) - 1;
-			row->value.truncated = 1;
-		}
 		memcpy(row->value.text, text, length);
 	}
 	snapshot->string_count = count;
+	snapshot->losses[STAT_LOSS_UNMATCHED] += profile->stats.unmatched;
 	return 0;
+}
+
+/* What record.c counts as lost: in every report's JSON, 0 when it is not. */
+static const char *const capture_losses[] = { "ringbuf_full", "strings", "gpu_unreadable" };
+
+int report_builder_add_capture(struct report_builder *builder, const struct capture_status *status)
+{
+	struct stat_snapshot *snapshot = &builder->snapshot;
+	const struct capture_trailer *trailer = &status->trailer;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < sizeof(capture_losses) / sizeof(capture_losses[0]); i++)
+		err = stat_add_loss(snapshot, capture_losses[i], 0);
+	err = err
+		      ?: stat_add_loss(snapshot, "unwritten",
+				       status->has_trailer ? trailer->records_lost : 0);
+	for (size_t i = 0; !err && status->has_trailer && i < trailer->counter_count; i++) {
+		const struct capture_counter *counter = &trailer->counters[i];
+
+		if (!strncmp(counter->name, "lost.", 5) && counter->name[5])
+			err = stat_add_loss(snapshot, counter->name + 5, counter->value);
+	}
+	return err;
 }
 
 void report_builder_free(struct report_builder *builder)

@@ -6,6 +6,7 @@
 #ifndef OPTRACE_REPORT_H
 #define OPTRACE_REPORT_H
 
+#include "capture.h"
 #include "gpu_report.h"
 #include "profile.h"
 #include "stat_model.h"
@@ -23,8 +24,21 @@ struct report_builder {
 void report_builder_init(struct report_builder *builder, struct profile_consumer *consumer,
 			 bool by_site, bool internal);
 
-/* After profile_finish(): copies the strings in; the snapshot is ready. */
+/*
+ * After profile_finish(): copies the strings in, whole, and counts those
+ * the kernel could not read or cut, and the ends whose begin was not
+ * captured; the snapshot is ready. 0 or -ENOMEM.
+ */
 int report_builder_finish(struct report_builder *builder, const struct profile *profile);
+
+/*
+ * What the capture's end marker says was lost, into the snapshot's losses:
+ * each counter lost.NAME as NAME (into stat's own where it has one, such
+ * as batch_missing), the records the recorder could not write as
+ * "unwritten"; ringbuf_full, strings, gpu_unreadable and unwritten are
+ * there even when 0 or the capture has no end marker. 0 or -ENOMEM.
+ */
+int report_builder_add_capture(struct report_builder *builder, const struct capture_status *status);
 
 void report_builder_free(struct report_builder *builder);
 

@@ -12,6 +12,7 @@
 
 #include "capture.h"
 #include "commands.h"
+#include "json.h"
 #include "profile.h"
 #include "replay.h"
 #include "report.h"
@@ -104,22 +105,35 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 }
 
 /* What the capture holds, and what it lacks, before the tables. */
-static void print_summary(FILE *out, const struct capture_header *header,
-			  const struct capture_status *status, const struct profile *profile)
+static void print_summary(FILE *out, const struct replay *replay, const struct profile *profile)
 {
+	const struct capture_header *header = replay->header;
+	const struct capture_status *status = replay->status;
 	const struct capture_trailer *trailer = &status->trailer;
 	double seconds = (profile->stats.last_ns - profile->stats.first_ns) / 1e9;
+	char safe[2 * sizeof(replay->notes[0].text)];
 
 	fprintf(out, "capture %s: %s%s%s, %llu records over %.3f s\n", env.path,
 		header->target[0] ? header->target : "(no target)",
 		header->hostname[0] ? " on " : "", header->hostname,
 		(unsigned long long)status->records, seconds > 0 ? seconds : 0.0);
 	for (size_t i = 0; status->has_trailer && i < trailer->counter_count; i++) {
-		if (trailer->counters[i].value && !strncmp(trailer->counters[i].name, "lost.", 5))
-			fprintf(out, "LOST in the kernel: %s = %llu (raise --ringbuf)\n",
-				trailer->counters[i].name,
-				(unsigned long long)trailer->counters[i].value);
+		const struct capture_counter *counter = &trailer->counters[i];
+
+		if (!counter->value || strncmp(counter->name, "lost.", 5))
+			continue;
+		fprintf(out, "LOST: %s = %llu%s\n",
+			printable_text(counter->name, safe, sizeof(safe)),
+			(unsigned long long)counter->value,
+			!strcmp(counter->name, "lost.ringbuf_full") ||
+					!strcmp(counter->name, "lost.strings")
+				? " (the ring buffer was full: raise --ringbuf)"
+				: "");
 	}
+	/* How reading ended, when not cleanly; what the recorder could not write. */
+	for (size_t i = 0; i < replay->note_count; i++)
+		fprintf(out, "%s: %s\n", replay->notes[i].lost ? "LOST" : "NOTE",
+			printable_text(replay->notes[i].text, safe, sizeof(safe)));
 	if (profile->stats.cut_ops || profile->stats.cut_runs)
 		fprintf(out,
 			"%llu operations and %llu task runs were still open at the end: "
@@ -134,17 +148,71 @@ static void print_summary(FILE *out, const struct capture_header *header,
 	fputc('\n', out);
 }
 
-struct gpu_members {
+struct json_members {
+	const struct replay *replay;
 	struct gpu_report *report;
 	const struct profile *profile;
 };
 
-static void print_gpu_json(FILE *out, void *ctx)
+/* "capture": how reading ended, the end marker's counters, what the report lacks. */
+static void print_capture_json(FILE *out, const struct replay *replay)
 {
-	struct gpu_members *members = ctx;
+	const struct capture_status *status = replay->status;
+	const struct capture_trailer *trailer = &status->trailer;
 
+	fputs(",\"capture\":{\"end\":", out);
+	json_string(out, capture_end_name(status->end));
+	fputs(",\"message\":", out);
+	json_string(out, status->message);
+	fprintf(out, ",\"records\":%llu,\"trailing_bytes\":%llu,\"write_error\":",
+		(unsigned long long)status->records, (unsigned long long)status->trailing_bytes);
+	if (status->has_trailer && trailer->write_error)
+		json_string(out, strerror(trailer->write_error));
+	else
+		fputs("null", out);
+	fputs(",\"counters\":{", out);
+	for (size_t i = 0; status->has_trailer && i < trailer->counter_count; i++) {
+		if (i)
+			fputc(',', out);
+		json_string(out, trailer->counters[i].name);
+		fprintf(out, ":%llu", (unsigned long long)trailer->counters[i].value);
+	}
+	fputs("},\"notes\":[", out);
+	for (size_t i = 0; i < replay->note_count; i++) {
+		if (i)
+			fputc(',', out);
+		json_string(out, replay->notes[i].text);
+	}
+	fputs("]}", out);
+}
+
+static void print_json_members(FILE *out, void *ctx)
+{
+	struct json_members *members = ctx;
+
+	print_capture_json(out, members->replay);
 	fputs(",\"gpu\":", out);
 	gpu_report_print_json(out, members->report, members->profile);
+}
+
+/* The lost line's words for what the counters do not say: the notes of losses. */
+static void lost_note(const struct replay *replay, char *text, size_t size)
+{
+	size_t used = 0;
+
+	text[0] = '\0';
+	for (size_t i = 0; i < replay->note_count && used < size; i++) {
+		if (replay->notes[i].lost)
+			used += (size_t)snprintf(text + used, size - used, "%s%s", used ? "; " : "",
+						 replay->notes[i].text);
+	}
+}
+
+/* Nothing could be read: a damaged file, not an empty recording. */
+static bool nothing_readable(const struct capture_status *status)
+{
+	return !status->records &&
+	       (status->end != CAPTURE_END_CLEAN || status->trailer.records_lost);
 }
 
 int cmd_report(int argc, char **argv)
@@ -153,7 +221,8 @@ int cmd_report(int argc, char **argv)
 	struct profile_consumer consumer;
 	struct report_builder builder;
 	struct replay replay = { 0 };
-	struct gpu_members gpu_members;
+	struct json_members json_members;
+	char lost[2 * sizeof(replay.notes[0].text)];
 	struct profile profile;
 	int err;
 
@@ -175,19 +244,29 @@ int cmd_report(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	err = report_builder_finish(&builder, &profile);
+	err = err ?: report_builder_add_capture(&builder, replay.status);
 	if (err) {
 		fprintf(stderr, "optrace: out of memory\n");
 		goto cleanup;
 	}
+	lost_note(&replay, lost, sizeof(lost));
+	builder.snapshot.lost_note = lost;
 	if (!env.print.json)
-		print_summary(stdout, replay.header, replay.status, &profile);
-	gpu_members.report = &builder.gpu;
-	gpu_members.profile = &profile;
-	env.print.json_members = print_gpu_json;
-	env.print.json_members_ctx = &gpu_members;
+		print_summary(stdout, &replay, &profile);
+	json_members.replay = &replay;
+	json_members.report = &builder.gpu;
+	json_members.profile = &profile;
+	env.print.json_members = print_json_members;
+	env.print.json_members_ctx = &json_members;
 	stat_print(stdout, &builder.snapshot, &env.print);
 	if (!env.print.json)
 		gpu_report_print(stdout, &builder.gpu, &profile);
+	/* What could be read was printed, with why the rest could not: then fail. */
+	if (nothing_readable(replay.status)) {
+		fprintf(stderr, "optrace: nothing in %s could be read: %s\n", env.path,
+			replay.status->message);
+		err = -EBADMSG;
+	}
 
 cleanup:
 	report_builder_free(&builder);

@@ -4,6 +4,7 @@
  * user called (depth 0) carry the cost of the helpers they called: their
  * total includes their helpers' time, and self time is what remains.
  */
+#include <errno.h>
 #include <optrace/abi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,11 @@ const char *stat_loss_name(int loss)
 
 void stat_snapshot_free(struct stat_snapshot *snapshot)
 {
+	for (size_t i = 0; i < snapshot->string_count; i++)
+		free(snapshot->strings[i].text);
+	for (size_t i = 0; i < snapshot->more_loss_count; i++)
+		free(snapshot->more_losses[i].name);
+	free(snapshot->more_losses);
 	free(snapshot->processes);
 	free(snapshot->ops);
 	free(snapshot->tasks);
@@ -39,6 +45,37 @@ void stat_snapshot_free(struct stat_snapshot *snapshot)
 	free(snapshot->waits);
 	free(snapshot->strings);
 	memset(snapshot, 0, sizeof(*snapshot));
+}
+
+int stat_add_loss(struct stat_snapshot *snapshot, const char *name, __u64 value)
+{
+	struct stat_more_loss *grown;
+	char *copy;
+
+	for (int i = 0; i < STAT_LOSS__COUNT; i++) {
+		if (!strcmp(loss_names[i], name)) {
+			snapshot->losses[i] += value;
+			return 0;
+		}
+	}
+	for (size_t i = 0; i < snapshot->more_loss_count; i++) {
+		if (!strcmp(snapshot->more_losses[i].name, name)) {
+			snapshot->more_losses[i].value += value;
+			return 0;
+		}
+	}
+	grown = realloc(snapshot->more_losses,
+			(snapshot->more_loss_count + 1) * sizeof(*snapshot->more_losses));
+	if (!grown)
+		return -ENOMEM;
+	snapshot->more_losses = grown;
+	copy = strdup(name);
+	if (!copy)
+		return -ENOMEM;
+	grown[snapshot->more_loss_count].name = copy;
+	grown[snapshot->more_loss_count].value = value;
+	snapshot->more_loss_count++;
+	return 0;
 }
 
 void latency_merge(struct latency *into, const struct latency *from)
@@ -93,6 +130,10 @@ const char *stat_string(const struct stat_snapshot *snapshot, __u32 tgid, __u64 
 			continue;
 		if (row->value.unreadable)
 			return "(unreadable)";
+		if (row->text) {
+			snprintf(buffer, size, "%s", row->text);
+			return buffer;
+		}
 		memcpy(text, row->value.text, sizeof(text));
 		text[sizeof(text) - 1] = '\0';
 		snprintf(buffer, size, "%s%s", text, row->value.truncated ? "..." : "");
@@ -130,7 +171,8 @@ size_t stat_processes(const struct stat_snapshot *snapshot, __u32 *tgids, size_t
 		count = add_unique(tgids, count, max, snapshot->tasks[i].key.tgid);
 	for (size_t i = 0; i < snapshot->wait_count; i++)
 		count = add_unique(tgids, count, max, snapshot->waits[i].key.tgid);
-	qsort(tgids, count, sizeof(*tgids), compare_u32);
+	if (count)
+		qsort(tgids, count, sizeof(*tgids), compare_u32);
 	return count;
 }
 
@@ -239,14 +281,15 @@ static void format_modes(const struct op_summary *s, char *buffer, size_t size)
 static void print_op_line(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
 			  const struct op_summary *s, int indent)
 {
-	char name[STAT_NAME_LEN + 8], safe[STAT_NAME_LEN + 8], column[96], modes[256];
+	char name[STAT_TEXT_MAX], safe[STAT_TEXT_MAX], column[STAT_TEXT_MAX + 2 * STAT_STACK_MAX];
+	char modes[STAT_TEXT_MAX + 256];
 
 	stat_string(snapshot, tgid, s->name, name, sizeof(name));
 	snprintf(column, sizeof(column), "%*s%s", indent * 2, "",
 		 printable_text(name, safe, sizeof(safe)));
 	format_modes(s, modes, sizeof(modes));
 	if (s->callsite) {
-		char site[STAT_NAME_LEN + 8], safe_site[STAT_NAME_LEN + 8];
+		char site[STAT_TEXT_MAX], safe_site[STAT_TEXT_MAX];
 		size_t used = strlen(modes);
 
 		stat_string(snapshot, tgid, s->callsite, site, sizeof(site));
@@ -289,7 +332,8 @@ static void print_ops_text(FILE *out, const struct stat_snapshot *snapshot, __u3
 	size_t count = summarize_ops(snapshot, tgid, &summaries);
 	__u64 orphans = 0;
 
-	qsort(summaries, count, sizeof(*summaries), compare_summaries);
+	if (count) /* summaries is NULL when out of memory */
+		qsort(summaries, count, sizeof(*summaries), compare_summaries);
 	fprintf(out, "%-32s %8s %8s %8s %8s %8s %6s %11s %11s %10s %10s  %s\n", "OPERATION",
 		"COUNT", "EAGER", "DEFERRED", "MIXED", "FALLBACK", "ERRORS", "TOTAL(ms)",
 		"SELF(ms)", "P50(us)", "P99(us)", "MODE:REASON=COUNT");
@@ -314,7 +358,7 @@ static void print_ops_text(FILE *out, const struct stat_snapshot *snapshot, __u3
 
 static void print_fallbacks_text(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid)
 {
-	char name[STAT_NAME_LEN + 8], detail[STAT_NAME_LEN + 8], safe[2][STAT_NAME_LEN + 8];
+	char name[STAT_TEXT_MAX], detail[STAT_TEXT_MAX], safe[2][STAT_TEXT_MAX];
 	bool header = false;
 
 	for (size_t i = 0; i < snapshot->fallback_count; i++) {
@@ -341,7 +385,7 @@ static void print_fallbacks_text(FILE *out, const struct stat_snapshot *snapshot
 
 static void print_tasks_text(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid)
 {
-	char name[STAT_NAME_LEN + 8], root[STAT_NAME_LEN + 8], safe[2][STAT_NAME_LEN + 8];
+	char name[STAT_TEXT_MAX], root[STAT_TEXT_MAX], safe[2][STAT_TEXT_MAX];
 	bool header = false;
 
 	for (size_t i = 0; i < snapshot->task_count; i++) {
@@ -370,7 +414,7 @@ static void print_tasks_text(FILE *out, const struct stat_snapshot *snapshot, __
 
 static void print_waits_text(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid)
 {
-	char root[STAT_NAME_LEN + 8], safe[STAT_NAME_LEN + 8];
+	char root[STAT_TEXT_MAX], safe[STAT_TEXT_MAX];
 	bool header = false;
 
 	for (size_t i = 0; i < snapshot->wait_count; i++) {
@@ -407,6 +451,24 @@ static void print_losses_text(FILE *out, const struct stat_snapshot *snapshot)
 			(unsigned long long)snapshot->losses[i]);
 		any = true;
 	}
+	for (size_t i = 0; i < snapshot->more_loss_count; i++) {
+		char safe[STAT_TEXT_MAX];
+
+		if (!snapshot->more_losses[i].value)
+			continue;
+		/* Named by the file: not trusted. */
+		fprintf(out, " %s=%llu",
+			printable_text(snapshot->more_losses[i].name, safe, sizeof(safe)),
+			(unsigned long long)snapshot->more_losses[i].value);
+		any = true;
+	}
+	if (snapshot->lost_note && snapshot->lost_note[0]) {
+		char safe[1024];
+
+		fprintf(out, "%s %s", any ? ";" : "",
+			printable_text(snapshot->lost_note, safe, sizeof(safe)));
+		any = true;
+	}
 	fprintf(out, "%s\n", any ? "" : " nothing");
 }
 
@@ -414,7 +476,7 @@ static void print_losses_text(FILE *out, const struct stat_snapshot *snapshot)
 
 static void json_name(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid, __u64 address)
 {
-	char buffer[STAT_NAME_LEN + 8];
+	char buffer[STAT_TEXT_MAX];
 
 	if (!address)
 		fputs("null", out);
@@ -438,7 +500,8 @@ static void print_ops_json(FILE *out, const struct stat_snapshot *snapshot, __u3
 	struct op_summary *summaries;
 	size_t count = summarize_ops(snapshot, tgid, &summaries);
 
-	qsort(summaries, count, sizeof(*summaries), compare_summaries);
+	if (count) /* summaries is NULL when out of memory */
+		qsort(summaries, count, sizeof(*summaries), compare_summaries);
 	fputs("\"operations\":[", out);
 	for (size_t i = 0; i < count; i++) {
 		const struct op_summary *s = &summaries[i];
@@ -607,9 +670,13 @@ void stat_print(FILE *out, struct stat_snapshot *snapshot, const struct stat_pri
 	__u32 tgids[MAX_PROCESSES];
 	size_t count = stat_processes(snapshot, tgids, MAX_PROCESSES);
 
-	/* Where the time went, first. */
-	qsort(snapshot->tasks, snapshot->task_count, sizeof(*snapshot->tasks), compare_task_rows);
-	qsort(snapshot->waits, snapshot->wait_count, sizeof(*snapshot->waits), compare_wait_rows);
+	/* Where the time went, first (qsort() must not be given NULL, even for 0 rows). */
+	if (snapshot->task_count)
+		qsort(snapshot->tasks, snapshot->task_count, sizeof(*snapshot->tasks),
+		      compare_task_rows);
+	if (snapshot->wait_count)
+		qsort(snapshot->waits, snapshot->wait_count, sizeof(*snapshot->waits),
+		      compare_wait_rows);
 	if (options->json) {
 		fputs("{\"processes\":[", out);
 		for (size_t i = 0; i < count; i++) {
@@ -621,6 +688,11 @@ void stat_print(FILE *out, struct stat_snapshot *snapshot, const struct stat_pri
 		for (int i = 0; i < STAT_LOSS__COUNT; i++)
 			fprintf(out, "%s\"%s\":%llu", i ? "," : "", stat_loss_name(i),
 				(unsigned long long)snapshot->losses[i]);
+		for (size_t i = 0; i < snapshot->more_loss_count; i++) {
+			fputc(',', out);
+			json_string(out, snapshot->more_losses[i].name);
+			fprintf(out, ":%llu", (unsigned long long)snapshot->more_losses[i].value);
+		}
 		fputc('}', out);
 		if (options->json_members)
 			options->json_members(out, options->json_members_ctx);

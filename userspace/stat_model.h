@@ -43,6 +43,21 @@ struct wait_row {
 struct string_row {
 	struct string_key key;
 	struct string_value value;
+	/*
+	 * The whole text, "..." included when it was cut, where value.text is
+	 * too short for it (optrace report: a capture keeps 127 bytes of a
+	 * name, the kernel's aggregates 63); owned, or NULL.
+	 */
+	char *text;
+};
+
+/* Bytes of a name as printed: a capture's 127, "...", the NUL, to spare. */
+#define STAT_TEXT_MAX 256
+
+/* A loss that the kernel's aggregates do not count (report: the capture's). */
+struct stat_more_loss {
+	char *name; /* owned */
+	__u64 value;
 };
 
 struct process_row {
@@ -68,9 +83,17 @@ struct stat_snapshot {
 	struct string_row *strings;
 	size_t string_count;
 	__u64 losses[STAT_LOSS__COUNT];
+	/* More losses, printed after those (JSON: every one, even 0). */
+	struct stat_more_loss *more_losses;
+	size_t more_loss_count;
+	/* What else is lost, in words, for the lost line (e.g. a capture cut short); or NULL. */
+	const char *lost_note;
 };
 
 void stat_snapshot_free(struct stat_snapshot *snapshot);
+
+/* Adds value to the loss called name (one of stat_loss_name's, else a new one). 0 or -ENOMEM. */
+int stat_add_loss(struct stat_snapshot *snapshot, const char *name, __u64 value);
 
 /* Adds from into into: counts, sums, extremes and histograms. */
 void latency_merge(struct latency *into, const struct latency *from);
@@ -80,8 +103,8 @@ double latency_percentile(const struct latency *latency, double p);
 
 /*
  * The name at address in process tgid: "(unknown)" for 0, "(unreadable)"
- * or the text with "..." when truncated. Never NULL; valid until the
- * snapshot is freed or buffer reused.
+ * or the text with "..." when truncated (buffer: STAT_TEXT_MAX bytes hold
+ * any). Never NULL; valid until the snapshot is freed or buffer reused.
  */
 const char *stat_string(const struct stat_snapshot *snapshot, __u32 tgid, __u64 address,
 			char *buffer, size_t size);

@@ -44,6 +44,7 @@ static struct env {
 	int64_t eager_volume; /* < 0: the runtime's default */
 	unsigned int procs;
 	bool forever;
+	unsigned int pause_ms; /* between rounds, with --forever */
 	const char *truth;
 	bool quiet;
 } env = {
@@ -88,6 +89,7 @@ enum {
 	OPT_EAGER_VOLUME,
 	OPT_PROCS,
 	OPT_FOREVER,
+	OPT_PAUSE,
 	OPT_TRUTH,
 };
 
@@ -107,6 +109,9 @@ static const struct argp_option opts[] = {
 	  "Eager threshold in elements (default $DEMO_MAX_EAGER_VOLUME, else 4096)", 0 },
 	{ "procs", OPT_PROCS, "N", 0, "Fork N processes that each run the workload", 0 },
 	{ "forever", OPT_FOREVER, NULL, 0, "Repeat the workload until SIGINT or SIGTERM", 0 },
+	{ "pause", OPT_PAUSE, "MS", 0,
+	  "With --forever: sleep MS milliseconds between rounds (a job that is not always busy)",
+	  0 },
 	{ "truth", OPT_TRUTH, "FILE", 0, "Write the ground truth to FILE (default stdout)", 0 },
 	{ "quiet", 'q', NULL, 0, "No summary on stderr", 0 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
@@ -188,6 +193,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_FOREVER:
 		env.forever = true;
+		break;
+	case OPT_PAUSE:
+		if (!parse_number(state, arg, 0, 60000, &value))
+			env.pause_ms = (unsigned int)value;
 		break;
 	case OPT_TRUTH:
 		env.truth = arg;
@@ -432,6 +441,7 @@ static int run_process(void)
 			.size = env.size,
 			.iterations = env.iterations,
 			.forever = env.forever,
+			.pause_ms = env.pause_ms,
 			.should_stop = should_stop,
 		};
 

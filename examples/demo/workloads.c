@@ -14,6 +14,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "demo.h"
 #include "workloads.h"
@@ -447,10 +448,14 @@ static int run_round(const struct workload_params *params, struct workload_summa
 
 int workload_run(const struct workload_params *params, struct workload_summary *summary)
 {
+	struct timespec pause = { params->pause_ms / 1000, (params->pause_ms % 1000) * 1000000L };
+
 	do {
 		if (run_round(params, summary))
 			return -1;
 		summary->rounds++;
+		if (params->forever && params->pause_ms)
+			nanosleep(&pause, NULL);
 	} while (params->forever && !params->should_stop());
 	return 0;
 }

@@ -21,6 +21,7 @@ struct workload_params {
 	size_t size;	    /* elements, at least 3 */
 	unsigned int iterations;
 	bool forever; /* repeat until should_stop() */
+	unsigned int pause_ms; /* between rounds, when forever */
 	bool (*should_stop)(void);
 };
 

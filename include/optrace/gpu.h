@@ -149,18 +149,51 @@ struct optrace_gpu_dropped {
 	uint64_t count;
 } __attribute__((packed));
 
-/* The OPTRACE_GPU_FILE header; records follow it back to back. */
+/*
+ * The OPTRACE_GPU_FILE (docs/cupti.md), version 2: the header, then blocks,
+ * each a struct optrace_gpu_file_block and its payload: records back to
+ * back, or in the last block (written when the file is closed) a struct
+ * optrace_gpu_file_end. The header and every block carry CRC-32s (zlib's
+ * crc32()), so that a reader finds any damage. Version 1 (32-byte header,
+ * then records, nothing checked) is still read.
+ */
 #define OPTRACE_GPU_FILE_MAGIC "OPTRGPU"
-#define OPTRACE_GPU_FILE_VERSION 1
+#define OPTRACE_GPU_FILE_VERSION 2
 
 struct optrace_gpu_file_header {
 	char magic[8];		 /* OPTRACE_GPU_FILE_MAGIC, NUL-padded */
 	uint16_t version;	 /* OPTRACE_GPU_FILE_VERSION */
-	uint16_t header_size;	 /* sizeof(struct optrace_gpu_file_header) */
+	uint16_t header_size;	 /* sizeof(struct optrace_gpu_file_header); 32 in version 1 */
 	uint32_t pid;		 /* the traced process */
 	uint32_t clock_id;	 /* CLOCK_MONOTONIC (1): the clock of every time */
 	uint32_t record_version; /* OPTRACE_GPU_RECORD_VERSION of the writer */
 	uint64_t created_ns;	 /* monotonic ns the file was created */
+	/* From version 2. */
+	uint32_t reserved; /* 0 */
+	uint32_t crc;	   /* CRC-32 of the 36 bytes before it */
+} __attribute__((packed));
+
+#define OPTRACE_GPU_FILE_BLOCK_MAGIC "OGPB" /* 4 bytes, no NUL */
+
+enum optrace_gpu_file_block_kind {
+	OPTRACE_GPU_BLOCK_RECORDS = 1, /* records back to back */
+	OPTRACE_GPU_BLOCK_END = 2,     /* struct optrace_gpu_file_end: the file was closed */
+};
+
+struct optrace_gpu_file_block {
+	char magic[4];	   /* OPTRACE_GPU_FILE_BLOCK_MAGIC */
+	uint16_t kind;	   /* enum optrace_gpu_file_block_kind; others are skipped */
+	uint16_t flags;	   /* 0 */
+	uint64_t sequence; /* 0, 1, 2, ... in file order, the end block included */
+	uint32_t size;	   /* bytes of payload after this header */
+	uint32_t records;  /* records in the payload */
+	uint32_t payload_crc;
+	uint32_t crc; /* CRC-32 of the 28 bytes before it */
+} __attribute__((packed));
+
+struct optrace_gpu_file_end {
+	uint64_t records; /* in the record blocks */
+	uint64_t blocks;  /* record blocks */
 } __attribute__((packed));
 
 /*
@@ -192,7 +225,9 @@ OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_api, 48);
 OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_sync, 48);
 OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_kernel_name, 16);
 OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_dropped, 16);
-OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_file_header, 32);
+OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_file_header, 40);
+OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_file_block, 32);
+OPTRACE_GPU_CHECK_SIZE(struct optrace_gpu_file_end, 16);
 #endif
 
 #ifdef __cplusplus

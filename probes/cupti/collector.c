@@ -343,6 +343,9 @@ void CUPTIAPI gpu_buffer_completed(CUcontext context, uint32_t stream_id, uint8_
 		    CUPTI_SUCCESS &&
 	    dropped)
 		sink_dropped(c, dropped);
+	/* The buffer's records as whole blocks: a process killed later leaves them. */
+	if (c->to_file)
+		gpu_file_flush(&c->file);
 	pthread_mutex_unlock(&c->decode_lock);
 	/* The cheap check: the tracer came or left since the last poll. */
 	active = atomic_load(&c->active);

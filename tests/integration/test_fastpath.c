@@ -64,6 +64,29 @@ static int reap(pid_t pid, int timeout_s)
 	return -1;
 }
 
+/* Waits up to 30 s for a tracer to arm pid's probes (optrace list shows "yes("). */
+static bool wait_armed(pid_t pid)
+{
+	char pid_text[16], *out = test_path("list.txt");
+	char *argv[] = { OPTRACE, "list", "-p", pid_text, NULL };
+	bool armed = false;
+
+	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	for (int i = 0; i < 300 && !armed; i++) {
+		char *text;
+
+		if (run_command(argv, out, NULL, 30) == 0) {
+			text = read_file(out);
+			armed = text && strstr(text, " yes(");
+			free(text);
+		}
+		if (!armed)
+			usleep(100 * 1000);
+	}
+	free(out);
+	return armed;
+}
+
 static long ops_in(const char *json_path)
 {
 	struct counts traced = { 0 };
@@ -100,7 +123,7 @@ static void check_idle(bool record)
 	ck_assert(wait_for_text(fixture_out, "ready"));
 	snprintf(pid_text, sizeof(pid_text), "%d", fixture);
 	tracer = spawn(record ? record_argv : stat_argv, record ? "/dev/null" : json);
-	sleep(1); /* attached: the tracer's -d counts from then on */
+	ck_assert(wait_armed(fixture)); /* attached: the tracer's -d counts from then on */
 	kill(fixture, SIGUSR1);
 	ck_assert(wait_for_text(fixture_out, "done"));
 	status = reap(tracer, 30);
@@ -173,7 +196,7 @@ static void check_hostile(bool record)
 	ck_assert(wait_for_text(fixture_out, "ready"));
 	snprintf(pid_text, sizeof(pid_text), "%d", fixture);
 	tracer = spawn(record ? record_argv : stat_argv, record ? "/dev/null" : json);
-	sleep(1);
+	ck_assert(wait_armed(fixture));
 	kill(fixture, SIGUSR1);
 	ck_assert(wait_for_text(fixture_out, "done"));
 	status = reap(tracer, 30);

@@ -130,8 +130,13 @@ static pid_t start_forever_demo(const char *truth_name)
 
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		execl(DEMO, DEMO, "--forever", "--workload", "stats", "--size", "20000", "-q",
-		      "--truth", truth_path, (char *)NULL);
+		/*
+		 * Paused between rounds: two demos that keep both CPUs of a
+		 * small VM busy can starve the kernel's workers, and a
+		 * detach then waits tens of seconds for an RCU grace period.
+		 */
+		execl(DEMO, DEMO, "--forever", "--pause", "5", "--workload", "stats", "--size",
+		      "20000", "-q", "--truth", truth_path, (char *)NULL);
 		_exit(127);
 	}
 	free(truth_path);

@@ -176,8 +176,8 @@ START_TEST(test_stop_is_one_instant)
 	demo = fork();
 	ck_assert_int_ge(demo, 0);
 	if (demo == 0) {
-		execl(DEMO, DEMO, "--forever", "-w", "stats", "-s", "20000", "-q", "--truth",
-		      "/dev/null", (char *)NULL);
+		execl(DEMO, DEMO, "--forever", "--pause", "5", "-w", "stats", "-s", "20000", "-q",
+		      "--truth", "/dev/null", (char *)NULL);
 		_exit(127);
 	}
 	usleep(300 * 1000);

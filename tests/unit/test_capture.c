@@ -759,6 +759,46 @@ START_TEST(test_garbage_and_empty_files)
 }
 END_TEST
 
+/* A pipe is refused at once: open() would wait for a writer, and it cannot be read twice. */
+START_TEST(test_pipe_refused)
+{
+	struct capture_reader *r;
+	char fifo[4200], why[256];
+	uint64_t value;
+	FILE *null;
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(capture_reader_open(&r, fifo, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "not a regular file (a pipe)"), "%s", why);
+	ck_assert_int_eq(capture_peek_counter(fifo, "records.gpu", &value), -EINVAL);
+	null = fopen("/dev/null", "we");
+	ck_assert_ptr_nonnull(null);
+	ck_assert_int_eq(capture_dump(null, fifo, false), -EINVAL);
+	fclose(null);
+}
+END_TEST
+
+/* The same, without opening the file: for the inputs other readers open. */
+START_TEST(test_check_input)
+{
+	char fifo[4200], why[256];
+	struct layout layout;
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(capture_check_input(fifo, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "not a regular file (a pipe)"), "%s", why);
+	ck_assert_int_eq(capture_check_input("/dev/null", why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "(a device)"), "%s", why);
+	ck_assert_int_eq(capture_check_input(dir, why, sizeof(why)), -EISDIR);
+	/* opening them says what is wrong */
+	ck_assert_int_eq(capture_check_input("/nonexistent/capture", why, sizeof(why)), 0);
+	write_capture(0, 512, 0, &layout);
+	ck_assert_int_eq(capture_check_input(path, why, sizeof(why)), 0);
+}
+END_TEST
+
 /*
  * Random damage (bytes overwritten, the file cut) anywhere, the header
  * included: the reader returns a correct prefix of the records, or refuses
@@ -872,6 +912,8 @@ int main(void)
 	tcase_add_test(tc, test_full_disk_keeps_whole_chunks);
 	tcase_add_test(tc, test_versions);
 	tcase_add_test(tc, test_garbage_and_empty_files);
+	tcase_add_test(tc, test_pipe_refused);
+	tcase_add_test(tc, test_check_input);
 	tcase_add_test(tc, test_random_damage_never_crashes);
 	tcase_add_test(tc, test_dump);
 	suite_add_tcase(suite, tc);

@@ -450,7 +450,7 @@ END_TEST
 
 START_TEST(test_file_truncated_and_foreign)
 {
-	char *path = test_path("bad.bin");
+	char *path = test_path("bad.bin"), why[256];
 	struct gpu_file_reader reader;
 	uint8_t buffer[256];
 	FILE *f;
@@ -462,12 +462,20 @@ START_TEST(test_file_truncated_and_foreign)
 
 	ck_assert_int_eq(gpu_collector_init(&collector, &fake, fake_armed, NULL, path), 0);
 	gpu_collector_shutdown(&collector);
-	/* A record cut short. */
+	/* Bytes after the end block: read to the end, and said. */
 	f = fopen(path, "a");
 	fwrite("\x01\x01\x58\x00\x00\x00\x00\x00\x01\x02", 1, 10, f);
 	fclose(f);
 	ck_assert_int_eq(gpu_file_open(&reader, path), 0);
+	ck_assert_int_eq(gpu_file_next(&reader, buffer, sizeof(buffer)), 0);
+	ck_assert_int_eq(gpu_file_reader_status(&reader, why, sizeof(why)), GPU_FILE_END_CLEAN);
+	ck_assert_msg(strstr(why, "10 bytes after the end block ignored"), "%s", why);
+	gpu_file_reader_close(&reader);
+	/* A block cut short (the end block, here): the process was killed. */
+	ck_assert_int_eq(truncate(path, sizeof(struct optrace_gpu_file_header) + 10), 0);
+	ck_assert_int_eq(gpu_file_open(&reader, path), 0);
 	ck_assert_int_eq(gpu_file_next(&reader, buffer, sizeof(buffer)), -EPROTO);
+	ck_assert_int_eq(gpu_file_reader_status(&reader, why, sizeof(why)), GPU_FILE_END_TRUNCATED);
 	gpu_file_reader_close(&reader);
 	free(path);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <optrace/gpu.h>
@@ -283,18 +284,23 @@ START_TEST(test_gpu_file)
 		.tid = 42,
 	};
 	struct gpu_file_writer writer = { 0 };
-	char *path = test_path("gpu.bin"), why[256] = "";
+	char *path = test_path("gpu.bin"), why[512] = "";
+	struct stat st;
 	FILE *file;
 
 	ck_assert_int_eq(gpu_file_create(&writer, path), 0);
 	ck_assert_int_eq(gpu_file_write_name(&writer, 1, "axpy<float>"), 0);
+	ck_assert_int_eq(gpu_file_flush(&writer), 0); /* a block each */
 	ck_assert_int_eq(gpu_file_write(&writer, &api), 0);
+	ck_assert_int_eq(gpu_file_flush(&writer), 0);
 	ck_assert_int_eq(gpu_file_write(&writer, &kernel), 0);
+	ck_assert_int_eq(gpu_file_flush(&writer), 0);
 	ck_assert_int_eq(gpu_file_write_dropped(&writer, 2), 0);
 	ck_assert_int_eq(gpu_file_close(&writer), 0);
 	ck_assert(gpu_index_is_file(path));
 	ck_assert_int_eq(gpu_index_read_file(&gpu, path, why, sizeof(why)), 4);
 	ck_assert_str_eq(why, "");
+	ck_assert_int_eq(gpu.file_end, GPU_FILE_END_CLEAN);
 	ck_assert_int_eq(gpu_index_seal(&gpu), 0);
 	ck_assert_uint_eq(gpu.stats.kernels, 1);
 	ck_assert_uint_eq(gpu.stats.dropped, 2);
@@ -302,12 +308,14 @@ START_TEST(test_gpu_file)
 	ck_assert_uint_eq(gpu.activities[0].launch, 0);
 	ck_assert_uint_eq(gpu.launches[0].tid, 42);
 
-	/* Cut inside its last record (the process was killed): the rest reads. */
-	/* header, kernel name (16 + 11), api, kernel, 8 of the dropped record's 16 */
-	ck_assert_int_eq(truncate(path, 32 + 27 + 48 + 88 + 8), 0);
+	/* Cut inside its last block of records (the process was killed): the rest reads. */
+	ck_assert_int_eq(stat(path, &st), 0);
+	/* before the end block (32 + 16) and 8 of the dropped record's 16 */
+	ck_assert_int_eq(truncate(path, st.st_size - 48 - 8), 0);
 	gpu_index_free(&gpu);
 	ck_assert_int_eq(gpu_index_read_file(&gpu, path, why, sizeof(why)), 3);
-	ck_assert_msg(strstr(why, "ends inside a record"), "%s", why);
+	ck_assert_msg(strstr(why, "ends 40 bytes into block 3"), "%s", why);
+	ck_assert_int_eq(gpu.file_end, GPU_FILE_END_TRUNCATED);
 
 	/* Not a GPU file. */
 	file = fopen(path, "w");
@@ -316,6 +324,56 @@ START_TEST(test_gpu_file)
 	ck_assert(!gpu_index_is_file(path));
 	ck_assert_int_eq(gpu_index_read_file(&gpu, path, why, sizeof(why)), -EPROTO);
 	ck_assert_msg(strstr(why, "not an OPTRACE_GPU_FILE"), "%s", why);
+	free(path);
+}
+END_TEST
+
+/* A version 1 file (records after a 32-byte header, no CRC) still reads, and says so. */
+START_TEST(test_gpu_file_versions)
+{
+	struct optrace_gpu_file_header header = {
+		.magic = OPTRACE_GPU_FILE_MAGIC,
+		.version = 1,
+		.header_size = 32,
+		.pid = 77,
+		.clock_id = 1,
+		.record_version = 1,
+	};
+	struct optrace_gpu_kernel kernel = {
+		.head = { OPTRACE_GPU_REC_KERNEL, 1, sizeof(kernel), 0 },
+		.start_ns = 10,
+		.end_ns = 20,
+		.correlation_id = 1,
+	};
+	char *path = test_path("gpu.bin"), why[512] = "";
+	FILE *file;
+
+	file = fopen(path, "w");
+	ck_assert_int_eq(fwrite(&header, 32, 1, file), 1);
+	ck_assert_int_eq(fwrite(&kernel, sizeof(kernel), 1, file), 1);
+	ck_assert_int_eq(fwrite(&kernel, sizeof(kernel), 1, file), 1);
+	fclose(file);
+	ck_assert_int_eq(gpu_index_read_file(&gpu, path, why, sizeof(why)), 2);
+	ck_assert_msg(strstr(why, "version 1, without checksums"), "%s", why);
+	ck_assert_int_eq(gpu.file_end, GPU_FILE_END_CLEAN);
+
+	/* A newer version is refused, saying so. */
+	header.version = 3;
+	file = fopen(path, "w");
+	ck_assert_int_eq(fwrite(&header, sizeof(header), 1, file), 1);
+	fclose(file);
+	ck_assert_int_eq(gpu_index_read_file(&gpu, path, why, sizeof(why)), -EPROTONOSUPPORT);
+	ck_assert_msg(strstr(why, "version 3, newer than this optrace reads"), "%s", why);
+
+	/* A version 2 header that fails its CRC: nothing in the file is used. */
+	header.version = 2;
+	header.header_size = sizeof(header);
+	header.crc = 12345;
+	file = fopen(path, "w");
+	ck_assert_int_eq(fwrite(&header, sizeof(header), 1, file), 1);
+	fclose(file);
+	ck_assert_int_eq(gpu_index_read_file(&gpu, path, why, sizeof(why)), -EBADMSG);
+	ck_assert_msg(strstr(why, "header is damaged"), "%s", why);
 	free(path);
 }
 END_TEST
@@ -527,6 +585,7 @@ int main(void)
 	tcase_add_test(tc, test_cupti_edge_cases);
 	tcase_add_test(tc, test_cut_frames);
 	tcase_add_test(tc, test_gpu_file);
+	tcase_add_test(tc, test_gpu_file_versions);
 	tcase_add_test(tc, test_point_past_its_task);
 	tcase_add_test(tc, test_container_tids);
 	tcase_add_test(tc, test_late_correlation_ids);

@@ -216,6 +216,59 @@ START_TEST(test_strings_resolve_or_say_why)
 }
 END_TEST
 
+/* Nothing at all: no rows (NULL arrays, which qsort() must not be given), still a report. */
+START_TEST(test_empty_snapshot)
+{
+	struct stat_snapshot s = { 0 };
+	char *text = print_to_string(&s, false, false), *json = print_to_string(&s, true, false);
+	struct jv *root = jv_parse(json);
+
+	ck_assert_msg(strstr(text, "no operations traced\n\nlost: nothing\n"), "%s", text);
+	ck_assert_msg(root && jv_get(root, "processes")->count == 0, "%s", json);
+	jv_free(root);
+	free(text);
+	free(json);
+	stat_snapshot_free(&s);
+}
+END_TEST
+
+/* A whole text where the kernel's 63 bytes are too few; losses the kernel does not count. */
+START_TEST(test_whole_names_and_more_losses)
+{
+	struct stat_snapshot s = sample();
+	char name[128], buffer[STAT_TEXT_MAX], *text, *json;
+	struct jv *root;
+
+	memset(name, 'x', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	memcpy(name, "demo.", 5);
+	s.strings[0].text = strdup(name); /* demo.mean's row */
+	ck_assert_str_eq(stat_string(&s, s.strings[0].key.tgid, s.strings[0].key.address, buffer,
+				     sizeof(buffer)),
+			 name);
+	ck_assert_int_eq(stat_add_loss(&s, "ringbuf_full", 3699), 0);
+	ck_assert_int_eq(stat_add_loss(&s, "unwritten", 0), 0);
+	ck_assert_int_eq(stat_add_loss(&s, "batch_missing", 5), 0); /* stat's own */
+	s.lost_note = "the file ends 10 bytes into chunk 3";
+	text = print_to_string(&s, false, false);
+	json = print_to_string(&s, true, false);
+	ck_assert_msg(strstr(text, name), "%s", text);
+	ck_assert_msg(strstr(text, "\nlost: string_truncated=1 batch_missing=5 ringbuf_full=3699; "
+				   "the file ends 10 bytes into chunk 3\n"),
+		      "%s", text);
+	root = jv_parse(json);
+	ck_assert_msg(root, "invalid JSON:\n%s", json);
+	ck_assert(jv_number(jv_get(root, "lost"), "ringbuf_full") == 3699);
+	ck_assert(jv_number(jv_get(root, "lost"), "batch_missing") == 5);
+	ck_assert(jv_get(jv_get(root, "lost"), "unwritten")->type == JV_NUMBER);
+	ck_assert_msg(strstr(json, name), "%s", json);
+	jv_free(root);
+	free(text);
+	free(json);
+	stat_snapshot_free(&s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("stat_model");
@@ -226,6 +279,8 @@ int main(void)
 	tcase_add_test(tc, test_json_is_valid_and_complete);
 	tcase_add_test(tc, test_json_string_escapes_untrusted_text);
 	tcase_add_test(tc, test_strings_resolve_or_say_why);
+	tcase_add_test(tc, test_empty_snapshot);
+	tcase_add_test(tc, test_whole_names_and_more_losses);
 	suite_add_tcase(suite, tc);
 
 	return run_suite(suite);
