@@ -103,19 +103,18 @@ static long ops_in(const char *json_path)
 }
 
 /*
- * optrace (stat or record) -p on the idle fixture for 3 s: the fixture runs
- * its operations early and stays idle, so that only the read of its
- * threads' buffers at the stop finds them.
+ * Traces a fixture that waits for SIGUSR1, runs its operations, prints
+ * "done" and stays idle: optrace stat (or record, then report) -p for 3 s.
+ * The report's JSON goes to json; the fixture, still running, is returned.
  */
-static void check_idle(bool record)
+static pid_t trace_fixture(char *const fixture_argv[], bool record, const char *json,
+			   const char *capture)
 {
-	char *fixture_out = test_path("fixture.txt"), *json = test_path("out.json");
-	char *capture = test_path("idle.capture"), pid_text[16];
-	char *fixture_argv[] = { IDLE_THREADS, "50", NULL };
+	char *fixture_out = test_path("fixture.txt"), pid_text[16];
 	char *stat_argv[] = { OPTRACE, "stat", "--json", "-d", "3", "-p", pid_text, NULL };
-	char *record_argv[] = { OPTRACE, "record", "-q", "-d",	   "3",
-				"-o",	 capture,  "-p", pid_text, NULL };
-	char *report_argv[] = { OPTRACE, "report", "--json", capture, NULL };
+	char *record_argv[] = { OPTRACE, "record",	  "-q", "-d",	  "3",
+				"-o",	 (char *)capture, "-p", pid_text, NULL };
+	char *report_argv[] = { OPTRACE, "report", "--json", (char *)capture, NULL };
 	pid_t fixture, tracer;
 	int status;
 
@@ -131,12 +130,33 @@ static void check_idle(bool record)
 		      status);
 	if (record)
 		ck_assert_int_eq(run_command(report_argv, json, NULL, 30), 0);
-	/* Its events were still buffered, not handed over, when the tracer stopped. */
-	ck_assert_int_eq(ops_in(json), 2 * IDLE_OPERATIONS);
+	free(fixture_out);
+	return fixture;
+}
+
+static void stop_fixture(pid_t fixture)
+{
+	int status;
+
 	kill(fixture, SIGTERM);
 	status = reap(fixture, 10);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	free(fixture_out);
+}
+
+/*
+ * optrace (stat or record) -p on the idle fixture for 3 s: the fixture runs
+ * its operations early and stays idle, so that only the read of its
+ * threads' buffers at the stop finds them.
+ */
+static void check_idle(bool record)
+{
+	char *json = test_path("out.json"), *capture = test_path("idle.capture");
+	char *fixture_argv[] = { IDLE_THREADS, "50", NULL };
+	pid_t fixture = trace_fixture(fixture_argv, record, json, capture);
+
+	/* Its events were still buffered, not handed over, when the tracer stopped. */
+	ck_assert_int_eq(ops_in(json), 2 * IDLE_OPERATIONS);
+	stop_fixture(fixture);
 	free(json);
 	free(capture);
 }
@@ -180,30 +200,14 @@ static long json_number(const char *path, const char *name)
  */
 static void check_hostile(bool record)
 {
-	char *fixture_out = test_path("fixture.txt"), *json = test_path("out.json");
-	char *capture = test_path("hostile.capture"), pid_text[16], good[16];
+	char *json = test_path("out.json"), *capture = test_path("hostile.capture"), good[16];
 	char *fixture_argv[] = { HOSTILE_BATCH, good, NULL };
-	char *stat_argv[] = { OPTRACE, "stat", "--json", "-d", "3", "-p", pid_text, NULL };
-	char *record_argv[] = { OPTRACE, "record", "-q", "-d",	   "3",
-				"-o",	 capture,  "-p", pid_text, NULL };
-	char *report_argv[] = { OPTRACE, "report", "--json", capture, NULL };
 	struct counts traced = { 0 };
-	pid_t fixture, tracer;
-	int status, processes;
+	pid_t fixture;
+	int processes;
 
 	snprintf(good, sizeof(good), "%d", HOSTILE_GOOD);
-	fixture = spawn(fixture_argv, fixture_out);
-	ck_assert(wait_for_text(fixture_out, "ready"));
-	snprintf(pid_text, sizeof(pid_text), "%d", fixture);
-	tracer = spawn(record ? record_argv : stat_argv, record ? "/dev/null" : json);
-	ck_assert(wait_armed(fixture));
-	kill(fixture, SIGUSR1);
-	ck_assert(wait_for_text(fixture_out, "done"));
-	status = reap(tracer, 30);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the tracer failed (%d)",
-		      status);
-	if (record)
-		ck_assert_int_eq(run_command(report_argv, json, NULL, 30), 0);
+	fixture = trace_fixture(fixture_argv, record, json, capture);
 	stat_json_counts(json, 0, &traced, &processes);
 	ck_assert_int_eq(counts_get(&traced, "op hostile.good 0"), 2 * HOSTILE_GOOD);
 	if (record) {
@@ -225,10 +229,7 @@ static void check_hostile(bool record)
 		ck_assert_int_gt(json_number(json, "too_deep"), 0);
 	}
 	counts_free(&traced);
-	kill(fixture, SIGTERM);
-	status = reap(fixture, 10);
-	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	free(fixture_out);
+	stop_fixture(fixture);
 	free(json);
 	free(capture);
 }
