@@ -136,7 +136,8 @@ START_TEST(test_other_liboptrace_is_found)
 	snprintf(copy, sizeof(copy), "%s/liboptrace.so.1", dir);
 	snprintf(command, sizeof(command), "cp %s/lib/liboptrace.so.1 %s", OPTRACE_BUILD_DIR, copy);
 	ck_assert_int_eq(system(command), 0);
-	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", copy);
+	/* Before the demo's RUNPATH: the copy is the liboptrace it loads. */
+	snprintf(preload, sizeof(preload), "LD_LIBRARY_PATH=%s", dir);
 	snprintf(command, sizeof(command), "exec env %s %s --forever -w stats -q --truth /dev/null",
 		 preload, DEMO);
 	ck_assert_int_eq(run_command(argv, json, err_path, 60) != -1, 1);
