@@ -76,9 +76,10 @@ $(OUTPUT)/probes/%.o: probes/%.c $(PROBES_HEADERS) $(wildcard include/optrace/*.
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# -z nodelete: its thread-exit key and fork handlers must outlive a dlclose().
 $(LIBOPTRACE): $(LIBOPTRACE_OBJS) $(PROBES_OBJS) probes/liboptrace.map | $(LIB_DIR)
 	$(call msg,LIB,$@)
-	$(Q)$(CC) -shared -pthread -Wl,-soname,$(LIBOPTRACE_SONAME) \
+	$(Q)$(CC) -shared -pthread -Wl,-soname,$(LIBOPTRACE_SONAME) -Wl,-z,nodelete \
 		-Wl,--version-script=probes/liboptrace.map -o $@ $(filter %.o,$^)
 	$(Q)ln -sf $(notdir $@) $(LIB_DIR)/$(LIBOPTRACE_SONAME)
 	$(Q)ln -sf $(LIBOPTRACE_SONAME) $(LIB_DIR)/liboptrace.so

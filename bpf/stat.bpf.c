@@ -825,14 +825,29 @@ static __always_inline int count_batch(__u32 tgid, __u32 tid, __u64 buffer, __u6
 		state->buffer = buffer;
 		state->next_sequence = 0;
 	}
-	if (state->next_sequence > sequence) {
-		skip = state->next_sequence - sequence;
-		if (skip >= count)
-			return 0;
-	} else if (state->next_sequence && sequence > state->next_sequence) {
-		count_losses(STAT_LOSS_BATCH_GAP, sequence - state->next_sequence);
+	/*
+	 * Two CPUs may count the same thread at once (its own hand-over, and
+	 * optrace's read of it while idle, or the exit-time hand-over): the
+	 * one that moves next_sequence counts the events it moved it past.
+	 */
+	for (int attempt = 0;; attempt++) {
+		__u64 expected = state->next_sequence;
+
+		skip = 0;
+		if (expected > sequence) {
+			skip = expected - sequence;
+			if (skip >= count)
+				return 0;
+		}
+		if (__sync_val_compare_and_swap(&state->next_sequence, expected,
+						sequence + count) == expected) {
+			if (expected && sequence > expected)
+				count_losses(STAT_LOSS_BATCH_GAP, sequence - expected);
+			break;
+		}
+		if (attempt == 2)
+			return 0; /* counted by the others meanwhile */
 	}
-	state->next_sequence = sequence + count;
 	walk.place.state = state;
 	walk.events = events + skip * sizeof(struct optrace_event);
 	walk.copy = bpf_map_lookup_elem(&scratch, &zero);

@@ -67,20 +67,16 @@ void optrace_batch_flush(struct thread_state *t)
 
 /*
  * Another thread's buffer, at process exit: that thread may still be
- * appending, so the buffer is emptied only if it did not move meanwhile. A
- * batch handed over twice is counted once: tracers keep the sequence.
+ * appending, so its buffer is only read, never emptied from here (the
+ * owner's next slot stays its own). If the owner hands the same events
+ * over later, tracers count them once: they keep each buffer's sequence.
  */
 static void flush_foreign(struct optrace_batch *batch)
 {
 	uint64_t position = __atomic_load_n(&batch->position, __ATOMIC_ACQUIRE);
 
-	if (!batch->tid || !OPTRACE_BATCH_COUNT(position))
-		return;
-	fire(batch, position);
-	__atomic_compare_exchange_n(
-		&batch->position, &position,
-		(OPTRACE_BATCH_SEQUENCE(position) + OPTRACE_BATCH_COUNT(position)) << 16, false,
-		__ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	if (batch->tid)
+		fire(batch, position);
 }
 
 void optrace_batch_flush_all(void)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,24 @@ int process_read_string(pid_t pid, uint64_t address, char *text, size_t size, bo
 	text[size - 1] = '\0';
 	*truncated = true;
 	return 0;
+}
+
+/* The threads of process pid now; MAX_BUFFERS / 4 if they cannot be counted. */
+static int thread_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *entry;
+	int count = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return MAX_BUFFERS / 4;
+	while ((entry = readdir(dir)) && count < MAX_BUFFERS / 4)
+		count += entry->d_name[0] != '.';
+	closedir(dir);
+	return count;
 }
 
 /* The head of a buffer: everything before its events. */
@@ -92,7 +112,7 @@ int batch_read_process(pid_t pid, batch_read_fn fn, void *ctx)
 	struct optrace_event *events;
 	struct batch_head head;
 	uint64_t address = 0;
-	int err, read = 0;
+	int err, read = 0, limit;
 
 	err = liboptrace_symbol_address(pid, "optrace_batches", &address);
 	if (err)
@@ -105,10 +125,16 @@ int batch_read_process(pid_t pid, batch_read_fn fn, void *ctx)
 	events = malloc(OPTRACE_BATCH_EVENTS * sizeof(*events));
 	if (!events)
 		return -ENOMEM;
+	/*
+	 * A registry lists one buffer per thread the process ever had at once:
+	 * a walk longer than a few times its threads, or one that comes back
+	 * to where it was, is a loop that a hostile process made.
+	 */
+	limit = 4 * thread_count(pid) + 64;
 	address = registry.head;
-	for (int i = 0; address && i < MAX_BUFFERS; i++) {
+	for (int i = 0; address && i < limit; i++) {
 		err = read_buffer(pid, address, &head, events, fn, ctx, &read);
-		if (err)
+		if (err || head.next == address)
 			break;
 		address = head.next;
 	}

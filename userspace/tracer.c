@@ -161,6 +161,9 @@ static void choose_path(struct tracer *tracer)
 	bpf_object__for_each_program (prog, tracer->obj) {
 		const char *name = bpf_program__name(prog);
 
+		/* stat's inject_batch: only the fast path needs it (and bpf_loop, 5.17+). */
+		if (!strcmp(bpf_program__section_name(prog), "syscall"))
+			bpf_program__set_autoload(prog, tracer->fast_path);
 		if (strcmp(bpf_program__section_name(prog), "usdt") || !strcmp(name, "rt_init") ||
 		    !strncmp(name, "gpu_", 4))
 			continue;
@@ -281,7 +284,10 @@ static int attach_everywhere(struct tracer *tracer, const char *path)
 
 static int attach_found(pid_t pid, const struct library *library, void *ctx)
 {
-	(void)pid;
+	struct tracer *tracer = ctx;
+
+	if (tracer->scan_count < TRACER_MAX_FOUND)
+		tracer->found[tracer->scan_count++] = pid;
 	attach_everywhere(ctx, library->path);
 	return 0;
 }
@@ -347,10 +353,18 @@ static void attach_targets_libraries(struct tracer *tracer)
 	}
 }
 
+/* With -a: attaches to new liboptrace files, and notes who maps one. */
+static void scan_all(struct tracer *tracer)
+{
+	tracer->scan_count = 0;
+	for_each_liboptrace_process(attach_found, tracer);
+	tracer->found_count = tracer->scan_count;
+}
+
 void tracer_rescan(struct tracer *tracer)
 {
 	if (tracer_options.all)
-		for_each_liboptrace_process(attach_found, tracer);
+		scan_all(tracer);
 	if (tracer_options.command) {
 		prune_targets(tracer);
 		attach_targets_libraries(tracer);
@@ -462,7 +476,8 @@ int tracer_attach(struct tracer *tracer)
 	if (tracer_options.all) {
 		if (tracer_options.library && !access(tracer_options.library, R_OK))
 			attach_everywhere(tracer, tracer_options.library);
-		return for_each_liboptrace_process(attach_found, tracer);
+		scan_all(tracer);
+		return 0;
 	}
 	for (int i = 0; i < tracer_options.pid_count; i++) {
 		err = attach_pid(tracer, tracer_options.pids[i]);
@@ -566,8 +581,9 @@ int tracer_read_buffers(struct tracer *tracer, batch_read_fn fn, void *ctx)
 		return 0;
 	for (int i = 0; i < tracer_options.pid_count; i++)
 		read_found(tracer_options.pids[i], NULL, &all);
-	if (tracer_options.all)
-		for_each_liboptrace_process(read_found, &all);
+	/* With -a, those found at the last scan: not all of /proc at every read. */
+	for (int i = 0; tracer_options.all && i < tracer->found_count; i++)
+		read_found(tracer->found[i], NULL, &all);
 	if (tracer_options.command) {
 		fd = targets_fd(tracer);
 		while (bpf_map_get_next_key(fd, previous, &key) == 0) {

@@ -19,6 +19,7 @@
 
 #define TRACER_MAX_PIDS 64
 #define TRACER_MAX_LIBRARIES 64
+#define TRACER_MAX_FOUND 4096
 
 struct tracer_options {
 	pid_t pids[TRACER_MAX_PIDS];
@@ -66,6 +67,10 @@ struct tracer {
 	int child_status;
 	bool child_exited;
 	bool fast_path; /* the batch probe, not the per-event probes */
+	/* With -a: the processes that mapped liboptrace at the last scan (each second). */
+	pid_t found[TRACER_MAX_FOUND];
+	int found_count;
+	int scan_count; /* while a scan fills found */
 };
 
 /*
