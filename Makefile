@@ -334,11 +334,16 @@ $(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) $(PRO
 
 # Programs the integration tests trace (a runtime with a pretend GPU).
 FIXTURES := $(OUTPUT)/tests/gpu_replay $(OUTPUT)/tests/idle_threads \
-	$(OUTPUT)/tests/hostile_batch $(OUTPUT)/tests/overlap_points
+	$(OUTPUT)/tests/hostile_batch $(OUTPUT)/tests/overlap_points $(OUTPUT)/tests/dlclose_app
 $(OUTPUT)/tests/%: tests/fixtures/%.c probes/cupti/gpufile.c $(LIBOPTRACE) \
 		$(wildcard include/optrace/*.h) | $(OUTPUT)/tests
 	$(call msg,FIXTURE,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< probes/cupti/gpufile.c $(LINK_OPTRACE)
+
+# Loads liboptrace with dlopen(): not linked with it.
+$(OUTPUT)/tests/dlclose_app: tests/fixtures/dlclose_app.c | $(OUTPUT)/tests
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -ldl
 
 # The collector end to end without a GPU: a fake libcupti.so and an application
 # that loads liboptrace-cupti as the CUDA driver would; only with the collector.

@@ -298,6 +298,32 @@ START_TEST(test_task_points_by_task_and_point)
 }
 END_TEST
 
+#define DLCLOSE_APP OPTRACE_BUILD_DIR "/tests/dlclose_app"
+#define LIBOPTRACE OPTRACE_BUILD_DIR "/lib/liboptrace.so.1"
+
+/* A runtime that dlclose()s liboptrace while a traced thread lives: no crash at its exit. */
+START_TEST(test_dlclose_while_traced)
+{
+	char *json = test_path("out.json"), *err_path = test_path("err.txt"), *text;
+	char *argv[] = { OPTRACE, "stat", "--json", "--", DLCLOSE_APP, LIBOPTRACE, NULL };
+	struct counts traced = { 0 };
+	int status, processes;
+
+	NEED_BPF();
+	status = run_command(argv, json, err_path, 60);
+	text = read_file(err_path);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+			      !(text && strstr(text, "the command")),
+		      "the traced runtime failed (status %d): %s", status, text);
+	free(text);
+	free(err_path);
+	stat_json_counts(json, 0, &traced, &processes);
+	ck_assert_int_eq(counts_get(&traced, "op dlclose.op 0"), 10);
+	counts_free(&traced);
+	free(json);
+}
+END_TEST
+
 /* The per-event path against the demo's truth: stat and record. */
 START_TEST(test_per_event_is_exact)
 {
@@ -349,6 +375,7 @@ int main(void)
 	tcase_add_test(tc, test_stat_survives_hostile_batches);
 	tcase_add_test(tc, test_record_survives_hostile_batches);
 	tcase_add_test(tc, test_task_points_by_task_and_point);
+	tcase_add_test(tc, test_dlclose_while_traced);
 	suite_add_tcase(suite, tc);
 	return run_suite(suite);
 }
