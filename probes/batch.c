@@ -19,10 +19,16 @@
 #define FLUSH_BOUND_US_DEFAULT 4000 /* 4 ms: top stays live, and a batch stays large */
 #define FLUSH_BOUND_US_MAX 1000000
 
-struct optrace_batch_registry optrace_batches = {
+/*
+ * The library uses its own copy through a local name: an executable that
+ * refers to optrace_batches gets a copy of it (a copy relocation), which
+ * tracers, who read the library's symbol, would never see.
+ */
+static struct optrace_batch_registry registry = {
 	.magic = OPTRACE_BATCH_REGISTRY_MAGIC,
 	.flush_bound_us = FLUSH_BOUND_US_DEFAULT,
 };
+extern struct optrace_batch_registry optrace_batches __attribute__((alias("registry")));
 
 uint64_t optrace_flush_bound_ns = FLUSH_BOUND_US_DEFAULT * 1000ull;
 
@@ -32,8 +38,7 @@ static bool exit_key_ok;
 
 static struct optrace_batch *registry_first(void)
 {
-	return (struct optrace_batch *)(uintptr_t)__atomic_load_n(&optrace_batches.head,
-								  __ATOMIC_ACQUIRE);
+	return (struct optrace_batch *)(uintptr_t)__atomic_load_n(&registry.head, __ATOMIC_ACQUIRE);
 }
 
 static struct optrace_batch *registry_next(const struct optrace_batch *batch)
@@ -157,10 +162,10 @@ static struct optrace_batch *claim_buffer(uint32_t tid)
 	batch->event_size = sizeof(struct optrace_event);
 	batch->capacity = OPTRACE_BATCH_EVENTS;
 	batch->tid = tid;
-	head = __atomic_load_n(&optrace_batches.head, __ATOMIC_RELAXED);
+	head = __atomic_load_n(&registry.head, __ATOMIC_RELAXED);
 	do {
 		batch->next = head;
-	} while (!__atomic_compare_exchange_n(&optrace_batches.head, &head, (uintptr_t)batch, false,
+	} while (!__atomic_compare_exchange_n(&registry.head, &head, (uintptr_t)batch, false,
 					      __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 	return batch;
 }
@@ -188,7 +193,7 @@ __attribute__((constructor)) static void read_flush_bound(void)
 	value = strtol(text, &end, 10);
 	if (errno || *end || value < 1 || value > FLUSH_BOUND_US_MAX)
 		return;
-	optrace_batches.flush_bound_us = (uint32_t)value;
+	registry.flush_bound_us = (uint32_t)value;
 	optrace_flush_bound_ns = (uint64_t)value * 1000;
 }
 

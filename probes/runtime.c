@@ -6,17 +6,20 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include <optrace/optrace.h>
 
 #include "optrace_probes.h"
 
-struct optrace_runtime_info optrace_runtime = {
+/* Used through a local name: see optrace_batches in batch.c (copy relocations). */
+static struct optrace_runtime_info runtime = {
 	.abi_version = OPTRACE_ABI_VERSION,
 	.rank = 0,
 	.rank_count = 1,
 };
+extern struct optrace_runtime_info optrace_runtime __attribute__((alias("runtime")));
 
 /* Launchers' variables, most specific first. */
 static const char *const rank_variables[] = {
@@ -52,8 +55,8 @@ static int int_from_environment(const char *const *names, unsigned int count, in
 
 static void runtime_from_environment(void)
 {
-	optrace_runtime.rank = int_from_environment(rank_variables, ARRAY_SIZE(rank_variables), 0);
-	optrace_runtime.rank_count =
+	runtime.rank = int_from_environment(rank_variables, ARRAY_SIZE(rank_variables), 0);
+	runtime.rank_count =
 		int_from_environment(rank_count_variables, ARRAY_SIZE(rank_count_variables), 1);
 }
 
@@ -66,11 +69,15 @@ void optrace_rt_init(int rank, int rank_count)
 {
 	runtime_from_environment();
 	if (rank >= 0)
-		optrace_runtime.rank = rank;
+		runtime.rank = rank;
 	if (rank_count > 0)
-		optrace_runtime.rank_count = rank_count;
-	optrace_runtime.initialized = 1;
-	if (OPTRACE_RT_INIT_ENABLED())
-		OPTRACE_RT_INIT(OPTRACE_ABI_VERSION, optrace_runtime.rank,
-				optrace_runtime.rank_count);
+		runtime.rank_count = rank_count;
+	runtime.initialized = 1;
+	if (OPTRACE_RT_INIT_ENABLED()) {
+		int32_t announced_rank = runtime.rank, announced_count = runtime.rank_count;
+
+		/* In registers: a probe argument that names a local symbol reads nowhere. */
+		__asm__("" : "+r"(announced_rank), "+r"(announced_count));
+		OPTRACE_RT_INIT(OPTRACE_ABI_VERSION, announced_rank, announced_count);
+	}
 }
