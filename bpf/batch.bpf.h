@@ -29,15 +29,14 @@ static __always_inline bool in_window(__u64 time_ns)
 	return time_ns >= start_ns && time_ns <= stop_ns;
 }
 
-/* Event index of a batch at address events, read from the process. */
-static __always_inline int read_event(struct optrace_event *event, __u64 events, __u32 index,
-				      bool from_user)
+/*
+ * Event index of a batch at address events, in user memory: the process's
+ * (the batch probe) or optrace's own (stat's inject_batch).
+ */
+static __always_inline int read_event(struct optrace_event *event, __u64 events, __u32 index)
 {
-	void *address = (void *)(events + (__u64)index * sizeof(*event));
-
-	if (from_user)
-		return bpf_probe_read_user(event, sizeof(*event), address);
-	return bpf_probe_read_kernel(event, sizeof(*event), address);
+	return bpf_probe_read_user(event, sizeof(*event),
+				   (void *)(events + (__u64)index * sizeof(*event)));
 }
 
 #endif /* OPTRACE_BATCH_BPF_H */

@@ -396,7 +396,7 @@ static int send_event_strings(__u32 index, struct string_walk *walk)
 		if (index >= OPTRACE_BATCH_EVENTS)
 			return 1;
 		event = walk->copy->events[index];
-	} else if (read_event(&event, walk->events, index, true)) {
+	} else if (read_event(&event, walk->events, index)) {
 		walk->unreadable = true;
 		return 1;
 	}
@@ -414,6 +414,23 @@ static int send_event_strings(__u32 index, struct string_walk *walk)
 		break;
 	}
 	return 0;
+}
+
+/* Everything of a record_batch but its events. */
+static __always_inline void fill_batch_head(struct record_batch *batch,
+					    const struct string_walk *walk, __u32 count, __u32 tid,
+					    __u64 sequence)
+{
+	batch->timestamp = bpf_ktime_get_ns();
+	batch->tgid = walk->pid_tgid >> 32;
+	batch->tid = tid;
+	batch->type = RECORD_BATCH;
+	batch->cpu = (__u16)bpf_get_smp_processor_id();
+	batch->ns_tid = tid == (__u32)walk->pid_tgid ? ns_tid() : 0;
+	batch->sequence = sequence;
+	batch->buffer = walk->events;
+	batch->count = count;
+	batch->reserved = 0;
 }
 
 /*
@@ -438,16 +455,7 @@ static __always_inline void send_batch(struct string_walk *walk, __u32 capacity,
 		bpf_ringbuf_discard(batch, BPF_RB_NO_WAKEUP);
 		return;
 	}
-	batch->timestamp = bpf_ktime_get_ns();
-	batch->tgid = walk->pid_tgid >> 32;
-	batch->tid = tid;
-	batch->type = RECORD_BATCH;
-	batch->cpu = (__u16)bpf_get_smp_processor_id();
-	batch->ns_tid = tid == (__u32)walk->pid_tgid ? ns_tid() : 0;
-	batch->sequence = sequence;
-	batch->buffer = walk->events;
-	batch->count = count;
-	batch->reserved = 0;
+	fill_batch_head(batch, walk, count, tid, sequence);
 	bpf_ringbuf_submit(batch, BPF_RB_NO_WAKEUP);
 }
 
@@ -479,16 +487,7 @@ int USDT_PROBE(batch, __u64 events_address, __u32 count, __u32 tid, __u64 sequen
 		}
 		walk.copy = batch;
 		bpf_loop(count, send_event_strings, &walk, 0);
-		batch->timestamp = bpf_ktime_get_ns();
-		batch->tgid = walk.pid_tgid >> 32;
-		batch->tid = tid;
-		batch->type = RECORD_BATCH;
-		batch->cpu = (__u16)bpf_get_smp_processor_id();
-		batch->ns_tid = tid == (__u32)walk.pid_tgid ? ns_tid() : 0;
-		batch->sequence = sequence;
-		batch->buffer = events_address;
-		batch->count = count;
-		batch->reserved = 0;
+		fill_batch_head(batch, &walk, count, tid, sequence);
 		size += RECORD_BATCH_SIZE(0);
 		if (size > sizeof(*batch) ||
 		    bpf_ringbuf_output(&events, batch, size, BPF_RB_NO_WAKEUP))

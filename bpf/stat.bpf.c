@@ -739,7 +739,6 @@ struct batch_walk {
 	__u64 events;	      /* address of the first event to count */
 	struct scratch *copy; /* the events copied, or NULL */
 	__u32 first;	      /* index of the first event to count in copy */
-	bool from_user;
 };
 
 static int count_event(__u32 index, struct batch_walk *walk)
@@ -755,7 +754,7 @@ static int count_event(__u32 index, struct batch_walk *walk)
 		if (at >= OPTRACE_BATCH_EVENTS)
 			return 1;
 		event = walk->copy->events[at];
-	} else if (read_event(&event, walk->events, index, walk->from_user)) {
+	} else if (read_event(&event, walk->events, index)) {
 		count_loss(STAT_LOSS_BATCH_BAD);
 		return 0;
 	}
@@ -808,7 +807,6 @@ static __always_inline int count_batch(__u32 tgid, __u32 tid, __u64 buffer, __u6
 {
 	struct batch_walk walk = {
 		.place = { .tgid = tgid, .in_process = in_process },
-		.from_user = true,
 	};
 	struct thread_state *state;
 	__u64 skip = 0, size;

@@ -221,14 +221,6 @@ static int on_idle_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t address,
 	return 0;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-}
-
 /* Events older than the reorder window go to the capture, in time order. */
 static void write_ordered(struct recorder *recorder, uint64_t watermark_ns)
 {
@@ -449,7 +441,7 @@ int cmd_record(int argc, char **argv)
 	}
 
 	recorder.fast_path = tracer.fast_path;
-	batch_decoder_init(&recorder.decoder, monotonic_ns());
+	batch_decoder_init(&recorder.decoder, tracer_now_ns());
 	tracer_catch_signals();
 	err = tracer_attach(&tracer);
 	if (err)
@@ -468,7 +460,7 @@ int cmd_record(int argc, char **argv)
 		if (recorder.fast_path) {
 			if (elapsed_ms % IDLE_READ_MS == 0)
 				tracer_read_buffers(&tracer, on_idle_buffer, &recorder);
-			write_ordered(&recorder, monotonic_ns() - REORDER_MS * 1000000ull);
+			write_ordered(&recorder, tracer_now_ns() - REORDER_MS * 1000000ull);
 		}
 		if (recorder.error)
 			break;
@@ -496,7 +488,7 @@ int cmd_record(int argc, char **argv)
 	 * The stop is one instant: what the targets did up to here, handed
 	 * over or still in their threads' buffers, and nothing after.
 	 */
-	recorder.decoder.stop_ns = monotonic_ns();
+	recorder.decoder.stop_ns = tracer_now_ns();
 	ring_buffer__consume(ring);
 	tracer_read_buffers(&tracer, on_idle_buffer, &recorder);
 	/* A batch handed over while the buffers were read is in the ring now. */

@@ -191,14 +191,6 @@ static void note_ranks(struct stat_bpf *skel, bool recheck)
 	}
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-}
-
 /* The strings an event names, read from the process, where the kernel could not. */
 static void copy_strings(struct stat_bpf *skel, pid_t pid, const struct optrace_event *event)
 {
@@ -330,7 +322,7 @@ static int run(int argc, char **argv, const struct argp *argp)
 		goto cleanup;
 
 	tracer_now = &tracer;
-	skel->bss->start_ns = monotonic_ns();
+	skel->bss->start_ns = tracer_now_ns();
 	tracer_catch_signals();
 	err = tracer_attach(&tracer);
 	if (err)
@@ -363,7 +355,7 @@ static int run(int argc, char **argv, const struct argp *argp)
 	}
 	/* top's screen is already up to date; stat prints what it counted. */
 	if (!env.top) {
-		skel->data->stop_ns = monotonic_ns(); /* nothing after the stop counts */
+		skel->data->stop_ns = tracer_now_ns(); /* nothing after the stop counts */
 		err = print_snapshot(skel, env.interval_s != 0);
 	}
 

@@ -34,6 +34,14 @@ void tracer_catch_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+uint64_t tracer_now_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
 long tracer_parse_positive(const char *arg, struct argp_state *state, const char *what)
 {
 	char *end;
@@ -433,8 +441,7 @@ static int command_started(struct tracer *tracer, int exec_fd)
 	} while (got < 0 && errno == EINTR);
 	if (got != sizeof(error))
 		return 0; /* closed by a successful exec */
-	fprintf(stderr, "optrace: cannot run %s: %s\n", tracer_options.command[0],
-		strerror(error));
+	fprintf(stderr, "optrace: cannot run %s: %s\n", tracer_options.command[0], strerror(error));
 	waitpid(tracer->child, &tracer->child_status, 0);
 	tracer->child_exited = true;
 	return -error;

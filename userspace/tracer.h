@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "attach.h"
@@ -36,6 +37,9 @@ extern struct tracer_options tracer_options;
 
 /* An argp child for -p, -a, --lib and --attach; checks one kind of target. */
 extern const struct argp tracer_argp;
+
+/* CLOCK_MONOTONIC in ns: the clock of bpf_ktime_get_ns() and of the fast path's events. */
+uint64_t tracer_now_ns(void);
 
 /* A positive integer option (at most 10^9), or an argp error naming what. */
 long tracer_parse_positive(const char *arg, struct argp_state *state, const char *what);
