@@ -49,7 +49,7 @@ $(DEPS_STAMP): scripts/deps.sh | $(OUTPUT)
 deps: $(DEPS_STAMP)
 
 $(OUTPUT) $(OUTPUT)/probes $(OUTPUT)/demo $(OUTPUT)/tests $(OUTPUT)/bench $(OUTPUT)/bpf \
-$(OUTPUT)/userspace $(LIB_DIR) $(BIN_DIR):
+$(LIB_DIR) $(BIN_DIR):
 	$(Q)mkdir -p $@
 
 # ---- liboptrace: the probes ------------------------------------------------
@@ -100,10 +100,11 @@ $(PY_DIR):
 	$(Q)mkdir -p $@
 
 # liboptrace beside it: .output/lib from .output/python, PREFIX/lib once installed.
-$(PY_MODULE): python/optrace.c $(wildcard include/optrace/*.h) $(LIBOPTRACE) | $(PY_DIR) $(DEPS_STAMP)
+PY_SRCS := $(wildcard python/*.c)
+$(PY_MODULE): $(PY_SRCS) $(wildcard python/*.h include/optrace/*.h) $(LIBOPTRACE) | $(PY_DIR) $(DEPS_STAMP)
 	$(call msg,PYEXT,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -fno-strict-aliasing -I$(PY_INCLUDE) -shared \
-		-o $@ $< -L$(LIB_DIR) -loptrace -Wl,-rpath,'$$ORIGIN/../lib:$$ORIGIN/../..'
+		-o $@ $(PY_SRCS) -L$(LIB_DIR) -loptrace -Wl,-rpath,'$$ORIGIN/../lib:$$ORIGIN/../..'
 
 python: $(PY_MODULE)
 
@@ -158,10 +159,16 @@ BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
 	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 # probes/names.c (enum names) and the GPU file reader are shared with the libraries.
 OPTRACE_SHARED_SRCS := probes/names.c probes/cupti/gpufile.c
-OPTRACE_SRCS := $(wildcard userspace/*.c) $(OPTRACE_SHARED_SRCS)
-OPTRACE_OBJS := $(patsubst %.c,$(OUTPUT)/userspace/%.o,$(notdir $(OPTRACE_SRCS)))
+# userspace/ holds one folder per stage of the pipeline (userspace/README.md).
+USERSPACE_STAGES := common trace capture model output cli
+OPTRACE_SRCS := $(foreach stage,$(USERSPACE_STAGES),$(wildcard userspace/$(stage)/*.c))
+OPTRACE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(OPTRACE_SRCS)) \
+	$(patsubst %.c,$(OUTPUT)/userspace/shared/%.o,$(notdir $(OPTRACE_SHARED_SRCS)))
 OPTRACE := $(BIN_DIR)/optrace
-OPTRACE_CFLAGS := $(ALL_CFLAGS) -I$(BPF_DIR) -DOPTRACE_VERSION='"$(VERSION)"'
+# Includes name their stage ("model/profile.h") or the repository's folder ("bpf/events.h").
+USERSPACE_INCLUDES := -iquote . -iquote userspace
+OPTRACE_CFLAGS := $(ALL_CFLAGS) $(USERSPACE_INCLUDES) -I$(BPF_DIR) -DOPTRACE_VERSION='"$(VERSION)"'
+USERSPACE_HEADERS := $(wildcard userspace/*/*.h bpf/*.h include/optrace/*.h)
 
 # The running kernel's types: CO-RE relocates against the target's at load.
 $(VMLINUX): | $(OUTPUT)/bpf $(DEPS_STAMP)
@@ -185,16 +192,17 @@ $(BPF_DIR)/%.skel.h: $(BPF_DIR)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(OUTPUT)/userspace/%.o: userspace/%.c $(wildcard userspace/*.h bpf/*.h) $(BPF_SKELS) | $(OUTPUT)/userspace
+$(OUTPUT)/userspace/%.o: userspace/%.c $(USERSPACE_HEADERS) $(BPF_SKELS) | $(DEPS_STAMP)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(OPTRACE_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/userspace/names.o: probes/names.c | $(OUTPUT)/userspace
+# The sources the command shares with the libraries, built for it on their own.
+$(OUTPUT)/userspace/shared/names.o: probes/names.c
+$(OUTPUT)/userspace/shared/gpufile.o: probes/cupti/gpufile.c probes/cupti/gpufile.h
+$(OUTPUT)/userspace/shared/%.o: | $(DEPS_STAMP)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(OPTRACE_CFLAGS) -c $< -o $@
-
-$(OUTPUT)/userspace/gpufile.o: probes/cupti/gpufile.c probes/cupti/gpufile.h | $(OUTPUT)/userspace
-	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(OPTRACE_CFLAGS) -c $< -o $@
 
 $(OPTRACE): $(OPTRACE_OBJS) | $(BIN_DIR)
@@ -291,16 +299,16 @@ $(DEMO): $(DEMO_CUDA_OBJS) $(DEMO_CUDA_STAMP)
 
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 # The unit tests link every userspace module but those that need BPF or main().
-USERSPACE_BPF_SRCS := $(addprefix userspace/,optrace.c stat.c stat_maps.c list.c attach.c \
-	uprobe_multi.c tracer.c record.c report_cmd.c export.c)
-USERSPACE_PURE_SRCS := $(filter-out $(USERSPACE_BPF_SRCS),$(wildcard userspace/*.c))
+USERSPACE_BPF_SRCS := $(wildcard userspace/cli/*.c) \
+	$(addprefix userspace/trace/,attach.c uprobe_multi.c tracer.c)
+USERSPACE_PURE_SRCS := $(filter-out $(USERSPACE_BPF_SRCS),$(OPTRACE_SRCS))
 TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(OUTPUT)/tests/lib_%.o,$(TEST_HELPER_SRCS)) \
-	$(patsubst userspace/%.c,$(OUTPUT)/tests/us_%.o,$(USERSPACE_PURE_SRCS)) \
+	$(patsubst userspace/%.c,$(OUTPUT)/tests/us/%.o,$(USERSPACE_PURE_SRCS)) \
 	$(OUTPUT)/tests/us_gpufile.o
 TEST_SRCS := $(wildcard tests/unit/test_*.c tests/integration/test_*.c)
 TEST_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(TEST_SRCS)))
-TEST_CFLAGS := $(ALL_CFLAGS) -Itests/lib -DOPTRACE_BUILD_DIR='"$(OUTPUT)"'
+TEST_CFLAGS := $(ALL_CFLAGS) $(USERSPACE_INCLUDES) -Itests/lib -DOPTRACE_BUILD_DIR='"$(OUTPUT)"'
 
 # The GPU collector's tests: only with the collector.
 ifneq ($(CUPTI_HEADER),)
@@ -320,8 +328,9 @@ $(OUTPUT)/tests/lib_%.o: tests/lib/%.c $(wildcard tests/lib/*.h) $(PROBES_HEADER
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/tests/us_%.o: userspace/%.c $(wildcard userspace/*.h) | $(OUTPUT)/tests $(DEPS_STAMP)
+$(OUTPUT)/tests/us/%.o: userspace/%.c $(USERSPACE_HEADERS) | $(DEPS_STAMP)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/tests/us_gpufile.o: probes/cupti/gpufile.c probes/cupti/gpufile.h | $(OUTPUT)/tests
@@ -409,15 +418,16 @@ $(OUTPUT)/bench/%-noplt: bench/%.c $(LIBOPTRACE) | $(OUTPUT)/bench
 	$(Q)$(CC) $(ALL_CFLAGS) -fno-plt -o $@ $< $(LINK_OPTRACE)
 
 # The uprobe floor: empty programs attached as optrace attaches its own.
-FLOOR_OBJS := $(patsubst %,$(OUTPUT)/userspace/%.o,attach targets uprobe_multi usdt_notes usdt_args)
+FLOOR_OBJS := $(patsubst %,$(OUTPUT)/userspace/trace/%.o,attach targets uprobe_multi usdt_notes usdt_args)
 $(OUTPUT)/bench/floor: bench/floor.c $(BPF_DIR)/floor.skel.h $(FLOOR_OBJS) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(OPTRACE_CFLAGS) -o $@ $< $(FLOOR_OBJS) -lbpf -lelf -lz
 
 # Synthetic captures for the export benchmark.
-$(OUTPUT)/bench/gen_capture: bench/gen_capture.c $(OUTPUT)/userspace/capture.o | $(OUTPUT)/bench
+CAPTURE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(wildcard userspace/capture/*.c))
+$(OUTPUT)/bench/gen_capture: bench/gen_capture.c $(CAPTURE_OBJS) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
-	$(Q)$(CC) $(OPTRACE_CFLAGS) -o $@ $< $(OUTPUT)/userspace/capture.o -lz
+	$(Q)$(CC) $(OPTRACE_CFLAGS) -o $@ $< $(CAPTURE_OBJS) -lz
 
 bench: $(BENCH_BINS)
 

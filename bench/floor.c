@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "floor.skel.h"
-#include "../userspace/attach.h"
-#include "../userspace/targets.h"
+#include "trace/attach.h"
+#include "trace/targets.h"
 
 static volatile sig_atomic_t exiting;
 

@@ -17,8 +17,8 @@
 
 #include <optrace/gpu.h>
 
-#include "../bpf/record.h"
-#include "../userspace/capture.h"
+#include "bpf/events.h"
+#include "capture/capture.h"
 
 #define PID 4242
 #define ISSUER 4242

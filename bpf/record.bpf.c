@@ -16,18 +16,12 @@
 #include "usdt_fetch.bpf.h"
 
 #include "batch.bpf.h"
-#include "record.h"
+#include "events.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 * 1024 * 1024); /* the loader may resize it */
 } events SEC(".maps");
-
-struct string_key {
-	__u32 tgid;
-	__u32 pad;
-	__u64 address;
-};
 
 /* Strings already sent; an evicted one is sent again, which is harmless. */
 struct {

@@ -21,7 +21,7 @@
 
 #include "batch.bpf.h"
 #include "bits.bpf.h"
-#include "stat.h"
+#include "aggregates.h"
 
 #define MAX_THREADS 16384
 #define MAX_OPS 16384

@@ -21,8 +21,8 @@
 #include "json_read.h"
 #include "legion_read.h"
 #include "testlib.h"
-#include "../../bpf/record.h"
-#include "../../userspace/capture.h"
+#include "bpf/events.h"
+#include "capture/capture.h"
 
 #define MAX_PROCESSES 4
 #define MAIN_TASK "main thread"

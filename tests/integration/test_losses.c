@@ -25,9 +25,9 @@
 
 #include "json_read.h"
 #include "testlib.h"
-#include "../../bpf/record.h"
+#include "bpf/events.h"
 #include "../../probes/cupti/gpufile.h"
-#include "../../userspace/capture.h"
+#include "capture/capture.h"
 
 #define PID 4242
 #define GPU_TID 4243

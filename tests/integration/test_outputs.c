@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 #include "testlib.h"
-#include "../../bpf/record.h"
-#include "../../userspace/capture.h"
+#include "bpf/events.h"
+#include "capture/capture.h"
 
 #define BASE_PID 6000
 #define NAME_ADDRESS 0x1000

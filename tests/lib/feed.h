@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "../../userspace/profile.h"
+#include "model/profile.h"
 
 /* One struct record_event of process tgid; asserts the model took it. */
 void feed_event(struct profile *profile, uint32_t tgid, uint64_t ts, uint32_t tid, int type,

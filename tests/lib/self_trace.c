@@ -13,8 +13,8 @@
 #include <optrace/optrace.h>
 
 #include "self_trace.h"
-#include "../../userspace/usdt_args.h"
-#include "../../userspace/usdt_notes.h"
+#include "trace/usdt_args.h"
+#include "trace/usdt_notes.h"
 
 #define MAX_EVENTS (1 << 20)
 #define INT3 0xcc

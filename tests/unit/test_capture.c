@@ -20,7 +20,7 @@
 #include <zlib.h>
 
 #include "testlib.h"
-#include "../../userspace/capture.h"
+#include "capture/capture.h"
 
 #define MAX_CHUNKS 4096
 

@@ -14,9 +14,9 @@
 #include "legion_read.h"
 #include "feed.h"
 #include "testlib.h"
-#include "../../userspace/chrome.h"
-#include "../../userspace/gpu_index.h"
-#include "../../userspace/profile.h"
+#include "output/chrome.h"
+#include "model/gpu_index.h"
+#include "model/profile.h"
 
 #define PID 100
 #define MAIN 100

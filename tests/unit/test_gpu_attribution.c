@@ -16,8 +16,8 @@
 #include "feed.h"
 #include "testlib.h"
 #include "../../probes/cupti/gpufile.h"
-#include "../../userspace/gpu_report.h"
-#include "../../userspace/profile.h"
+#include "output/gpu_tables.h"
+#include "model/profile.h"
 
 #define PID 100
 #define MAIN 100

@@ -21,10 +21,10 @@
 
 #include "legion_read.h"
 #include "testlib.h"
-#include "../../bpf/record.h"
+#include "bpf/events.h"
 #include "../../probes/cupti/gpufile.h"
-#include "../../userspace/capture.h"
-#include "../../userspace/legion_export.h"
+#include "capture/capture.h"
+#include "output/legion_export.h"
 
 #define WORKER_TID_OFFSET 1
 #define OP_ID 1

@@ -17,7 +17,8 @@
 
 #include "legion_read.h"
 #include "testlib.h"
-#include "../../userspace/legion_prof.h"
+#include "output/json.h"
+#include "output/legion_prof.h"
 
 /* preamble_v1008.txt: its size and CRC-32, for when shared/ is not there. */
 #define PREAMBLE_1008_SIZE 8202
@@ -704,12 +705,12 @@ START_TEST(test_json_escape_and_provenance)
 	char *huge = repeat("\"\\$\xff{},|\n", 100 * 1024);
 	int n;
 
-	legion_prof_json_escape(out, sizeof(out), "a\"b\\c\n\x01\xff/");
+	json_escape_into(out, sizeof(out), "a\"b\\c\n\x01\xff/");
 	ck_assert_str_eq(out, "a\\\"b\\\\c\\n\\u0001\xef\xbf\xbd/");
 	/* never half an escape */
-	ck_assert_uint_eq(legion_prof_json_escape(small, sizeof(small), "\"\""), 2);
+	ck_assert_uint_eq(json_escape_into(small, sizeof(small), "\"\""), 2);
 	ck_assert_str_eq(small, "\\\"");
-	ck_assert_uint_eq(legion_prof_json_escape(small, sizeof(small), "a€"), 1);
+	ck_assert_uint_eq(json_escape_into(small, sizeof(small), "a€"), 1);
 
 	n = legion_prof_provenance_json(out, sizeof(out), "add (main.c:12)", pairs, 2);
 	ck_assert_str_eq(out, "[\"add (main.c:12)\", {\"op\": \"add\", \"mode\": \"deferred\"}]");

@@ -6,8 +6,8 @@
 
 #include "feed.h"
 #include "testlib.h"
-#include "../../userspace/profile.h"
-#include "../../userspace/report.h"
+#include "model/profile.h"
+#include "model/profile_aggregates.h"
 
 #define PID 100
 #define MAIN 100

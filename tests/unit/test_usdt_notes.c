@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "testlib.h"
-#include "../../userspace/usdt_args.h"
-#include "../../userspace/usdt_notes.h"
+#include "trace/usdt_args.h"
+#include "trace/usdt_notes.h"
 
 #define LIBOPTRACE OPTRACE_BUILD_DIR "/lib/liboptrace.so.1"
 

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* What stat.bpf.c aggregates in the kernel and optrace reads back. */
+#ifndef OPTRACE_BPF_AGGREGATES_H
+#define OPTRACE_BPF_AGGREGATES_H
+
+#include "events.h" /* struct string_key */
+
+#define STAT_NAME_LEN 64   /* bytes of a name kept, with its NUL */
+#define STAT_STACK_MAX 16  /* nesting the kernel side follows per thread */
+#define STAT_HIST_SLOTS 40 /* log2(ns) buckets: up to ~18 minutes */
+
+/* An operation's aggregate: one per (process, name, place in the tree, outcome). */
+struct op_key {
+	__u32 tgid;
+	__u32 depth;
+	__u64 name;	   /* address of the name in the process */
+	__u64 parent_name; /* the parent's, 0 at depth 0 or when it began untraced */
+	__u64 root_name;   /* the depth-0 operation's, 0 at depth 0 or when unknown */
+	__u64 callsite;	   /* 0 in the kernel; optrace report --by-site, --internal */
+	__u8 mode;	   /* enum optrace_mode, STAT_MODE_UNSET if never announced */
+	__u8 mode_reason;
+	__u8 fallback_reason;
+	__u8 status;
+	__u32 pad;
+};
+
+#define STAT_MODE_UNSET 0xff
+
+struct latency {
+	__u64 count;
+	__u64 total_ns;
+	__u64 self_ns; /* total less the time in nested operations */
+	__u64 min_ns;
+	__u64 max_ns;
+	__u64 hist[STAT_HIST_SLOTS]; /* slot i: durations in [2^i, 2^(i+1)) ns */
+};
+
+/* Task point runs, per (process, task name, variant, root op). */
+struct task_key {
+	__u32 tgid;
+	__u32 variant;
+	__u64 name;
+	__u64 root_name; /* name of the operation the user called */
+};
+
+/* Task launches, per (process, task name, root op). */
+struct launch_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 name;
+	__u64 root_name;
+};
+
+struct launch_stats {
+	__u64 count;
+	__u64 points;
+};
+
+/* Fallbacks, per (process, op name, reason, detail). */
+struct fallback_key {
+	__u32 tgid;
+	__u32 reason;
+	__u64 name;
+	__u64 detail;
+};
+
+/* Waits, per (process, kind, name of the root op that waited, 0 outside ops). */
+struct wait_key {
+	__u32 tgid;
+	__u32 kind;
+	__u64 root_name;
+};
+
+struct string_value {
+	char text[STAT_NAME_LEN];
+	__u8 truncated;	 /* longer than STAT_NAME_LEN - 1 bytes */
+	__u8 unreadable; /* not mapped when the probe fired */
+};
+
+/*
+ * A thread's buffer read by optrace (process_vm_readv) at the stop, handed
+ * to the inject_batch program, which counts it as the batch probe would.
+ */
+struct stat_injected_batch {
+	__u32 tgid;
+	__u32 tid;
+	__u64 sequence;
+	__u32 count;
+	__u32 pad;
+	__u64 events; /* address of the events, in optrace's memory */
+	__u64 buffer; /* their address in the process: names the buffer */
+};
+
+/* A traced process's command name, as ps shows it. */
+struct process_info {
+	char comm[16];
+};
+
+/* Everything lost is counted (per CPU; optrace prints the total). */
+enum stat_loss {
+	STAT_LOSS_MAP_FULL,	/* an aggregate map was full */
+	STAT_LOSS_THREADS_FULL, /* no per-thread slot */
+	STAT_LOSS_STRING_UNREADABLE,
+	STAT_LOSS_STRING_TRUNCATED,
+	STAT_LOSS_TOO_DEEP,  /* nesting beyond STAT_STACK_MAX */
+	STAT_LOSS_UNMATCHED, /* an end without its begin (began before attach) */
+	STAT_LOSS_BATCH_BAD, /* events of a malformed or unreadable batch */
+	STAT_LOSS_BATCH_GAP, /* events missing from a thread's sequence */
+	STAT_LOSS__COUNT
+};
+
+#endif /* OPTRACE_BPF_AGGREGATES_H */

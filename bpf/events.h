@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* What record.bpf.c streams through its ring buffer, one record per event. */
+#ifndef OPTRACE_BPF_EVENTS_H
+#define OPTRACE_BPF_EVENTS_H
+
+#include <optrace/abi.h>
+
+#define RECORD_STRING_LEN 128 /* bytes of a string kept, with its NUL */
+
+enum record_type {
+	RECORD_RT_INIT = 1,
+	RECORD_OP_BEGIN,
+	RECORD_OP_END,
+	RECORD_OP_MODE,
+	RECORD_OP_FALLBACK,
+	RECORD_TASK_LAUNCH,
+	RECORD_TASK_BEGIN,
+	RECORD_TASK_END,
+	RECORD_WAIT_BEGIN,
+	RECORD_WAIT_END,
+	RECORD_STRING,	    /* struct record_string */
+	RECORD_GPU,	    /* struct record_gpu: an optrace_gpu record probe */
+	RECORD_GPU_NAME,    /* struct record_gpu_name: the kernel_name probe */
+	RECORD_GPU_DROPPED, /* struct record_event: args[0] records the producer dropped */
+	RECORD_BATCH,	    /* struct record_batch: only in the ring buffer, never in a capture */
+	RECORD__COUNT
+};
+
+/* A probe hit: its arguments as the probe passed them (see docs/probes.md). */
+struct record_event {
+	__u64 timestamp; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u32 tgid;
+	__u32 tid;
+	__u16 type; /* enum record_type */
+	__u16 cpu;
+	/*
+	 * op_begin and task_begin: the thread's id in its own pid namespace
+	 * (a container's), which CUPTI reports in GPU records; 0 elsewhere.
+	 */
+	__u32 ns_tid;
+	__u64 args[5];
+};
+
+/* The text at an address of a process, sent once, before its first use. */
+struct record_string {
+	__u64 timestamp;
+	__u32 tgid;
+	__u32 tid;
+	__u16 type; /* RECORD_STRING */
+	__u8 truncated;
+	__u8 unreadable;
+	__u32 reserved;
+	__u64 address;
+	char text[RECORD_STRING_LEN];
+};
+
+/* Bytes of a GPU record kept: every version-1 record fits. */
+#define RECORD_GPU_MAX 128
+#define RECORD_GPU_NAME_LEN 512 /* bytes of a kernel name kept, with its NUL */
+
+/* The head every optrace_gpu record starts with (include/optrace/gpu.h). */
+struct record_gpu_head {
+	__u8 type;
+	__u8 version;
+	__u16 size;
+	__u32 flags;
+};
+
+/* An optrace_gpu record as the producer passed it (its first size bytes). */
+struct record_gpu {
+	__u64 timestamp;
+	__u32 tgid;
+	__u32 tid;
+	__u16 type; /* RECORD_GPU */
+	__u16 size; /* bytes of data copied: the record's own size, at most RECORD_GPU_MAX */
+	__u32 reserved;
+	__u8 data[RECORD_GPU_MAX];
+};
+
+struct record_gpu_name {
+	__u64 timestamp;
+	__u32 tgid;
+	__u32 tid;
+	__u16 type; /* RECORD_GPU_NAME */
+	__u8 truncated;
+	__u8 unreadable;
+	__u32 name_id;
+	char text[RECORD_GPU_NAME_LEN];
+};
+
+/*
+ * A batch of the fast path as the batch probe handed it over; optrace
+ * decodes it into one struct record_event per event (types RECORD_OP_BEGIN
+ * to RECORD_WAIT_END), so captures look the same either way.
+ */
+struct record_batch {
+	__u64 timestamp; /* when it was handed over */
+	__u32 tgid;
+	__u32 tid;  /* the thread that buffered the events */
+	__u16 type; /* RECORD_BATCH */
+	__u16 cpu;
+	__u32 ns_tid;	/* tid in its pid namespace, when the thread itself handed it over */
+	__u64 sequence; /* the buffer's sequence number of events[0] */
+	__u64 buffer;	/* the events' address in the process: names the buffer */
+	__u32 count;
+	__u32 reserved;
+	struct optrace_event events[OPTRACE_BATCH_EVENTS];
+};
+
+/* A string of a process, copied once from its address (both programs key them so). */
+struct string_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 address;
+};
+
+/* Small batches (a thread that flushed by age) take a small reservation. */
+#define RECORD_BATCH_SMALL 16
+#define RECORD_BATCH_SIZE(n) \
+	(__builtin_offsetof(struct record_batch, events) + (n) * sizeof(struct optrace_event))
+
+enum record_loss {
+	RECORD_LOSS_RINGBUF_FULL,   /* events dropped: the consumer fell behind */
+	RECORD_LOSS_STRING_DROPPED, /* strings dropped for the same reason */
+	RECORD_LOSS_STRING_UNREADABLE,
+	RECORD_LOSS_STRING_TRUNCATED,
+	RECORD_LOSS_GPU_UNREADABLE, /* GPU records whose memory could not be read */
+	RECORD_LOSS_BATCH_BAD,	    /* events of malformed or unreadable batches */
+	RECORD_LOSS__COUNT
+};
+
+#endif /* OPTRACE_BPF_EVENTS_H */

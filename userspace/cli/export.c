@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * optrace export: a capture's profile for the viewers: Chrome trace JSON
+ * (Perfetto, chrome://tracing) or Legion Prof logs.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <stdio_ext.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "output/chrome.h"
+#include "cli/commands.h"
+#include "output/legion_export.h"
+#include "output/legion_prof.h"
+#include "common/outfile.h"
+#include "model/replay.h"
+
+static struct {
+	bool chrome;
+	bool legion;
+	const char *output;
+	bool show_helpers;
+	bool python;
+	uint32_t legion_version;
+	const char *gpu_file;
+	char *paths[64];
+	int path_count;
+} env;
+
+static const char doc[] =
+	"Export the profile of capture files for Perfetto / chrome://tracing or Legion Prof.\n"
+	"\n"
+	"USAGE: optrace export --chrome -o FILE.json CAPTURE\n"
+	"       optrace export --legion -o DIR CAPTURE...\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    optrace export --chrome -o trace.json optrace.capture   # open in ui.perfetto.dev\n"
+	"    optrace export --chrome --show-helpers -o t.json run.capture\n"
+	"    optrace export --legion -o prof run.capture   # then: legion_prof prof/prof_*.gz\n"
+	"    optrace export --chrome -o t.json --gpu gpu.bin run.capture  # with "
+	"OPTRACE_GPU_FILE's\n"
+	"    optrace export --chrome -o t.json gpu.bin     # GPU activity alone (no eBPF there)\n";
+
+enum {
+	OPT_CHROME = 0x100,
+	OPT_LEGION,
+	OPT_SHOW_HELPERS,
+	OPT_LEGION_VERSION,
+	OPT_PYTHON,
+	OPT_GPU,
+};
+
+static const struct argp_option options[] = {
+	{ "chrome", OPT_CHROME, NULL, 0, "Chrome trace JSON", 0 },
+	{ "legion", OPT_LEGION, NULL, 0, "Legion Prof logs, one prof_<node>.gz per process", 0 },
+	{ "legion-version", OPT_LEGION_VERSION, "N", 0,
+	  "Legion Prof format: 1008 (Legion 25.06, default) or 1007 (24.09 to 25.03)", 0 },
+	{ "python", OPT_PYTHON, NULL, 0,
+	  "Legion: show issuing threads as Python processors (cuPyNumeric)", 0 },
+	{ "output", 'o', "PATH", 0, "The file (--chrome) or directory (--legion) to write", 0 },
+	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "Nested operations too", 0 },
+	{ "gpu", OPT_GPU, "FILE", 0,
+	  "GPU activity written by liboptrace-cupti to OPTRACE_GPU_FILE, merged in", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case OPT_CHROME:
+		env.chrome = true;
+		return 0;
+	case OPT_LEGION:
+		env.legion = true;
+		return 0;
+	case 'o':
+		env.output = arg;
+		return 0;
+	case OPT_SHOW_HELPERS:
+		env.show_helpers = true;
+		return 0;
+	case OPT_PYTHON:
+		env.python = true;
+		return 0;
+	case OPT_GPU:
+		env.gpu_file = arg;
+		return 0;
+	case OPT_LEGION_VERSION:
+		if (strcmp(arg, "1008") && strcmp(arg, "1007"))
+			argp_error(state, "--legion-version takes 1008 or 1007");
+		env.legion_version = (uint32_t)atoi(arg);
+		return 0;
+	case ARGP_KEY_ARG:
+		if (env.path_count == 64)
+			argp_error(state, "at most 64 capture files");
+		env.paths[env.path_count++] = arg;
+		return 0;
+	case ARGP_KEY_END:
+		if (env.chrome + env.legion != 1)
+			argp_error(state, "give one format: --chrome or --legion");
+		if (!env.output)
+			argp_error(state, "give the output with -o");
+		if (!env.path_count)
+			argp_error(state, "give the capture file to export");
+		if (env.chrome && env.path_count != 1)
+			argp_error(state, "--chrome exports one capture file");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+/* The files this export reads, which its output must not be. */
+static int inputs(const char **paths)
+{
+	int count = 0;
+
+	for (int i = 0; i < env.path_count; i++)
+		paths[count++] = env.paths[i];
+	if (env.gpu_file)
+		paths[count++] = env.gpu_file;
+	return count;
+}
+
+/*
+ * The input is read (opened and its header checked) before the output is
+ * touched, and the output is written beside it and renamed over it only
+ * once whole: a missing or damaged input, a full disk or a kill leaves an
+ * earlier file as it was.
+ */
+static int export_chrome(void)
+{
+	const char *input_paths[sizeof(env.paths) / sizeof(env.paths[0]) + 1];
+	struct profile_consumer consumer;
+	struct chrome_writer writer;
+	struct replay replay = { 0 };
+	struct out_file output;
+	struct profile profile;
+	bool opened = false;
+	FILE *out = NULL;
+	int err, fd;
+
+	profile_init(&profile, NULL);
+	err = replay_open(&replay, env.paths[0]);
+	if (!err && env.gpu_file)
+		err = replay_add_gpu_file(&replay, env.gpu_file);
+	if (err)
+		goto cleanup;
+	fd = out_file_open(&output, env.output, 0, input_paths, inputs(input_paths));
+	if (fd < 0) {
+		err = fd;
+		goto cleanup;
+	}
+	opened = true;
+	out = fdopen(fd, "w");
+	if (!out) {
+		err = -errno;
+		close(fd);
+		goto cleanup;
+	}
+	/* One thread writes: no stdio locks, and large writes. */
+	__fsetlocking(out, FSETLOCKING_BYCALLER);
+	setvbuf(out, NULL, _IOFBF, 1 << 20);
+	/* Time zero is the moment recording started. */
+	err = chrome_writer_begin(&writer, out, replay.header->monotonic_ns, env.show_helpers,
+				  &consumer);
+	if (err)
+		goto cleanup;
+	profile.consumer = consumer;
+	err = replay_run(&replay, &profile);
+	err = chrome_writer_end(&writer) ?: err;
+
+cleanup:
+	if (out && fclose(out) && !err)
+		err = -errno;
+	if (opened) {
+		if (err) {
+			fprintf(stderr, "optrace: cannot write %s: %s\n", env.output,
+				strerror(-err));
+			out_file_discard(&output);
+		} else {
+			err = out_file_commit(&output);
+		}
+	}
+	if (!err)
+		fprintf(stderr, "optrace: wrote %s\n", env.output);
+	profile_free(&profile);
+	replay_close(&replay);
+	return err;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	/* Ctrl-C leaves no half-written file behind (nor touches an earlier one). */
+	out_file_remove_on_signals();
+	if (env.legion) {
+		const char *input_paths[sizeof(env.paths) / sizeof(env.paths[0]) + 1];
+		struct legion_export_options options = {
+			.directory = env.output,
+			.version = env.legion_version ? env.legion_version : LEGION_PROF_VERSION,
+			.show_helpers = env.show_helpers,
+			.python = env.python,
+			.gpu_file = env.gpu_file,
+			.inputs = input_paths,
+			.input_count = inputs(input_paths),
+		};
+
+		return legion_export(env.paths, env.path_count, &options) ? 1 : 0;
+	}
+	return export_chrome() ? 1 : 0;
+}

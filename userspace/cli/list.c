@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * optrace list: the optrace probes of a live process (found through the
+ * liboptrace it maps) or of a file, with their semaphores.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "trace/setup.h"
+#include "trace/targets.h"
+#include "trace/usdt_notes.h"
+
+static struct {
+	pid_t pid;
+	const char *path;
+} env;
+
+static const char doc[] = "List the optrace probes of a process or a file.\n"
+			  "\n"
+			  "USAGE: optrace list -p PID | optrace list FILE\n"
+			  "\n"
+			  "EXAMPLES:\n"
+			  "    optrace list -p 1234                    # probes in process 1234\n"
+			  "    optrace list /usr/lib/liboptrace.so.1   # probes in a file\n";
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID", 0, "The process to inspect", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	char *end;
+	long pid;
+
+	switch (key) {
+	case 'p':
+		pid = strtol(arg, &end, 10);
+		if (*end || pid <= 0)
+			argp_error(state, "'%s' is not a process id", arg);
+		env.pid = (pid_t)pid;
+		return 0;
+	case ARGP_KEY_ARG:
+		if (env.path)
+			argp_error(state, "give one file");
+		env.path = arg;
+		return 0;
+	case ARGP_KEY_END:
+		if (!env.pid == !env.path)
+			argp_error(state, "give either -p PID or a FILE");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static int read_semaphore(int mem_fd, unsigned long address, unsigned short *value)
+{
+	return pread(mem_fd, value, sizeof(*value), (off_t)address) == sizeof(*value) ? 0 : -EIO;
+}
+
+/* The optrace and optrace_gpu providers' probes; a file may have others. */
+static void keep_optrace_providers(struct usdt_notes *notes)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < notes->count; i++) {
+		const char *provider = notes->notes[i].provider;
+
+		if (!strcmp(provider, "optrace") || !strcmp(provider, "optrace_gpu"))
+			notes->notes[kept++] = notes->notes[i];
+	}
+	notes->count = kept;
+}
+
+/*
+ * For a CUDA process: whether liboptrace-cupti is in it, since without it
+ * the optrace_gpu probes never fire however armed.
+ */
+static void print_gpu_collector(pid_t pid)
+{
+	char maps_path[64], line[4096], collector[4096] = "";
+	bool cuda = false;
+	FILE *maps;
+
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
+	maps = fopen(maps_path, "re");
+	if (!maps)
+		return;
+	while (fgets(line, sizeof(line), maps)) {
+		char *file = strchr(line, '/');
+
+		if (!file)
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		if (strstr(file, "/libcuda.so") || strstr(file, "/libcudart"))
+			cuda = true;
+		if (strstr(file, "/liboptrace-cupti.so") && !collector[0])
+			snprintf(collector, sizeof(collector), "%s", file);
+	}
+	fclose(maps);
+	if (collector[0])
+		printf("GPU collector: %s (CUPTI is on while an optrace_gpu probe is armed)\n",
+		       collector);
+	else if (cuda)
+		printf("GPU collector: not loaded, so no GPU activity: start the process with "
+		       "CUDA_INJECTION64_PATH=PATH/liboptrace-cupti.so (or optrace record --cuda "
+		       "-- "
+		       "CMD)\n");
+}
+
+int cmd_list(int argc, char **argv)
+{
+	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
+	struct usdt_notes notes = { 0 };
+	struct library library;
+	unsigned long base = 0;
+	char mem_path[64];
+	const char *path;
+	int err, mem_fd = -1;
+
+	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (err)
+		return 2;
+	path = env.path;
+	if (env.pid) {
+		err = find_liboptrace(env.pid, &library);
+		if (err == -ESRCH) {
+			fprintf(stderr, "optrace: no process %d\n", env.pid);
+			return 1;
+		}
+		if (err == -ENOENT) {
+			fprintf(stderr,
+				"optrace: process %d does not map liboptrace: it is not an "
+				"instrumented runtime, or has not loaded it yet\n",
+				env.pid);
+			return 1;
+		}
+		if (err) {
+			fprintf(stderr,
+				"optrace: cannot read the mappings of process %d: %s "
+				"(are you root?)\n",
+				env.pid, strerror(-err));
+			return 1;
+		}
+		path = library.path;
+		base = library.base;
+		snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", env.pid);
+		mem_fd = open(mem_path, O_RDONLY | O_CLOEXEC);
+		printf("process %d maps %s\n", env.pid, library.mapped_path);
+		print_gpu_collector(env.pid);
+	}
+
+	err = usdt_notes_read(path, NULL, &notes);
+	if (err) {
+		fprintf(stderr, "optrace: cannot read probes from %s: %s\n", path,
+			err == -ENOEXEC	 ? "not an ELF file"
+			: err == -EINVAL ? "not a regular file (a pipe?): give the library's path"
+					 : strerror(-err));
+		err = 1;
+		goto cleanup;
+	}
+	keep_optrace_providers(&notes);
+	if (!notes.count) {
+		fprintf(stderr, "optrace: %s has no optrace probes\n", path);
+		err = 1;
+		goto cleanup;
+	}
+	printf("%-24s %-18s %-18s %-8s %s\n", "PROBE", "OFFSET", "SEMAPHORE", "ARMED", "ARGUMENTS");
+	for (size_t i = 0; i < notes.count; i++) {
+		const struct usdt_note *note = &notes.notes[i];
+		char probe[USDT_NAME_MAX * 2 + 2], armed[16] = "-";
+		unsigned short value;
+
+		snprintf(probe, sizeof(probe), "%s:%s", note->provider, note->name);
+		if (mem_fd >= 0 && note->semaphore &&
+		    !read_semaphore(mem_fd, base + note->semaphore, &value))
+			snprintf(armed, sizeof(armed), value ? "yes(%u)" : "no", value);
+		printf("%-24s 0x%-16llx 0x%-16llx %-8s %s\n", probe,
+		       (unsigned long long)note->pc_offset,
+		       (unsigned long long)note->semaphore_offset, armed, note->args);
+	}
+	err = 0;
+
+cleanup:
+	if (mem_fd >= 0)
+		close(mem_fd);
+	usdt_notes_free(&notes);
+	return err;
+}

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * optrace: traces the operations of array runtimes through liboptrace's
+ * USDT probes. `optrace COMMAND --help` describes each command.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{ "list", cmd_list, "the optrace probes of a process or file, and their semaphores" },
+	{ "stat", cmd_stat, "per-operation and per-task aggregates, counted in the kernel" },
+	{ "top", cmd_top, "the same aggregates as a live screen, slowest first" },
+	{ "record", cmd_record, "every operation, task and wait into a capture file" },
+	{ "report", cmd_report, "a capture file's profile as text" },
+	{ "export", cmd_export, "a capture file's profile for Perfetto or Legion Prof" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: optrace COMMAND [OPTION...]\n\n"
+		     "Traces the operations of array runtimes (liboptrace's USDT probes).\n\n"
+		     "Commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\nExamples:\n"
+		     "  optrace list -p 1234              # probes of process 1234\n"
+		     "  optrace stat -p 1234 -d 10        # aggregate 10 s of process 1234\n"
+		     "  optrace stat -- ./runtime --args  # run a command and trace it\n"
+		     "  optrace stat -a 5                 # every runtime, every 5 s\n"
+		     "  optrace top -p 1234               # a live screen\n\n"
+		     "`optrace COMMAND --help` describes each command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	/* Usage errors exit 2, runtime failures 1, as with the other commands. */
+	argp_err_exit_status = 2;
+	/*
+	 * Past a file size limit (ulimit -f) a write fails with EFBIG, which
+	 * every writer handles, instead of SIGXFSZ killing optrace mid-file.
+	 */
+	signal(SIGXFSZ, SIG_IGN);
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("optrace " OPTRACE_VERSION "\n");
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		char name[32];
+
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		/* argp names the program by argv[0]: "Usage: optrace stat ...". */
+		snprintf(name, sizeof(name), "optrace %s", commands[i].name);
+		argv[1] = name;
+		return commands[i].run(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "optrace: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

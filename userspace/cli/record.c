@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * optrace record: every probe hit of the targets, one record each, streamed
+ * through a BPF ring buffer (bpf/record.bpf.c) into a capture file that
+ * `optrace report` and `optrace export` read.
+ *
+ * The BPF side never wakes optrace (a wakeup costs more than the event);
+ * optrace drains the ring buffer every few milliseconds instead, and writes
+ * a whole chunk to the file every second, so that a recorder killed even
+ * with SIGKILL leaves everything but the last second readable.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/types.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "trace/batch_decode.h"
+#include "trace/batch_read.h"
+#include "capture/capture.h"
+#include "cli/commands.h"
+#include "trace/setup.h"
+#include "common/outfile.h"
+#include "bpf/events.h"
+#include "record.skel.h"
+#include "trace/tracer.h"
+
+#define POLL_MS 10
+#define FLUSH_MS 1000
+/*
+ * The fast path: idle threads' buffers are read every IDLE_READ_MS, and an
+ * event waits REORDER_MS for the events of other threads that came before it
+ * (the flush bound, the idle reads and the polls, with room to spare).
+ */
+#define IDLE_READ_MS 50
+#define REORDER_MS 250
+#define GPU_GRACE_MS 2000 /* liboptrace-cupti flushes every 1000 ms; slack for a busy host */
+
+static struct {
+	const char *output;
+	int duration_s;
+	long ringbuf_mb;
+	bool quiet;
+	bool no_gpu;
+	bool cuda;
+} env = {
+	.output = "optrace.capture",
+	.ringbuf_mb = 16,
+};
+
+struct recorder {
+	struct capture_writer *writer;
+	bool fast_path;
+	struct batch_decoder decoder;
+	struct idmap strings; /* (process, address) of strings in the capture */
+	uint64_t events;
+	uint64_t gpu_records; /* tells report and export whether to read GPU records ahead */
+	bool gpu_only;	      /* after the stop, while the collector's last flush comes */
+	uint64_t bytes;
+	int error;
+};
+
+static const char doc[] =
+	"Record every operation, task and wait of live runtimes into a capture file,\n"
+	"for `optrace report` and `optrace export`.\n"
+	"\n"
+	"USAGE: optrace record [-p PID]... [-a] [-o FILE] [-d SECONDS] [-- COMMAND [ARGS...]]\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    optrace record -o run.capture -- ./app     # a command and its children\n"
+	"    optrace record -p 1234 -d 10               # 10 s of a live process\n"
+	"    optrace record --cuda -o gpu.capture -- ./app  # with its GPU kernels\n"
+	"    optrace report run.capture                 # then: the profile as text\n"
+	"    optrace export --legion -o prof run.capture  # and for Legion Prof\n";
+
+enum {
+	OPT_RINGBUF = 0x100,
+	OPT_NO_GPU,
+	OPT_CUDA,
+};
+
+static const struct argp_option options[] = {
+	{ "output", 'o', "FILE", 0, "The capture file (default: optrace.capture)", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
+	{ "ringbuf", OPT_RINGBUF, "MiB", 0,
+	  "Ring buffer size, a power of two (default 16): raise it if events are lost", 0 },
+	{ "cuda", OPT_CUDA, NULL, 0,
+	  "With -- COMMAND: load liboptrace-cupti into it (CUDA_INJECTION64_PATH), for its GPU "
+	  "activity",
+	  0 },
+	{ "no-gpu", OPT_NO_GPU, NULL, 0,
+	  "Leave the optrace_gpu probes alone: liboptrace-cupti stays dormant", 0 },
+	{ "quiet", 'q', NULL, 0, "No live status line", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	long value;
+
+	switch (key) {
+	case 'o':
+		env.output = arg;
+		return 0;
+	case 'd':
+		env.duration_s = (int)tracer_parse_positive(arg, state, "duration");
+		return 0;
+	case OPT_RINGBUF:
+		value = tracer_parse_positive(arg, state, "ring buffer size");
+		if (value & (value - 1) || value > 1024)
+			argp_error(state, "--ringbuf takes a power of two, at most 1024 (MiB)");
+		env.ringbuf_mb = value;
+		return 0;
+	case OPT_NO_GPU:
+		env.no_gpu = true;
+		return 0;
+	case OPT_CUDA:
+		env.cuda = true;
+		return 0;
+	case 'q':
+		env.quiet = true;
+		return 0;
+	case 'v':
+		verbose++;
+		return 0;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s' (a command goes after --)", arg);
+		return 0;
+	case ARGP_KEY_END:
+		if (env.cuda && env.no_gpu)
+			argp_error(state, "--cuda records GPU activity, --no-gpu leaves it out: "
+					  "give one of them");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static void note_error(struct recorder *recorder, int err)
+{
+	if (err && !recorder->error)
+		recorder->error = err;
+}
+
+static int write_event(void *ctx, const struct record_event *event)
+{
+	struct recorder *recorder = ctx;
+
+	note_error(recorder, capture_write(recorder->writer, event->type, event, sizeof(*event)));
+	recorder->events++;
+	recorder->bytes += sizeof(*event);
+	return 0;
+}
+
+static int on_batch(struct recorder *recorder, const struct record_batch *batch, size_t size)
+{
+	struct batch_origin origin = {
+		.tgid = batch->tgid,
+		.tid = batch->tid,
+		.buffer = batch->buffer,
+		.cpu = batch->cpu,
+		.ns_tid = batch->ns_tid,
+	};
+
+	if (size < RECORD_BATCH_SIZE(0) || batch->count > OPTRACE_BATCH_EVENTS ||
+	    size < RECORD_BATCH_SIZE(batch->count))
+		return 0; /* cannot be: the kernel wrote it */
+	note_error(recorder, batch_decoder_add(&recorder->decoder, &origin, batch->sequence,
+					       batch->count, batch->events));
+	return 0;
+}
+
+/* A string an idle thread's event names, which no batch brought: read here. */
+static void write_string(struct recorder *recorder, pid_t pid, uint64_t address)
+{
+	struct record_string record = {
+		.timestamp = recorder->decoder.written_ns,
+		.tgid = (__u32)pid,
+		.type = RECORD_STRING,
+		.address = address,
+	};
+	bool truncated = false;
+
+	if (!address || idmap_get(&recorder->strings, (uint32_t)pid, address))
+		return;
+	if (process_read_string(pid, address, record.text, sizeof(record.text), &truncated))
+		record.unreadable = 1;
+	record.truncated = truncated;
+	note_error(recorder,
+		   capture_write(recorder->writer, RECORD_STRING, &record, sizeof(record)));
+	note_error(recorder, idmap_put(&recorder->strings, (uint32_t)pid, address, (void *)1));
+}
+
+static int on_idle_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t address, uint64_t sequence,
+			  uint32_t count, const struct optrace_event *events)
+{
+	struct recorder *recorder = ctx;
+	struct batch_origin origin = {
+		.tgid = (uint32_t)pid, .tid = tid, .buffer = address, .idle = true
+	};
+
+	for (uint32_t i = 0; i < count; i++) {
+		if (events[i].kind == OPTRACE_EVENT_OP_BEGIN)
+			write_string(recorder, pid, events[i].c);
+		if (events[i].kind == OPTRACE_EVENT_OP_BEGIN ||
+		    events[i].kind == OPTRACE_EVENT_OP_FALLBACK ||
+		    events[i].kind == OPTRACE_EVENT_TASK_LAUNCH)
+			write_string(recorder, pid, events[i].b);
+	}
+	note_error(recorder,
+		   batch_decoder_add(&recorder->decoder, &origin, sequence, count, events));
+	return 0;
+}
+
+/* Events older than the reorder window go to the capture, in time order. */
+static void write_ordered(struct recorder *recorder, uint64_t watermark_ns)
+{
+	batch_decoder_drain(&recorder->decoder, watermark_ns, write_event, recorder);
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct recorder *recorder = ctx;
+	const struct record_event *event = data;
+	int err;
+
+	if (size < sizeof(*event))
+		return 0;
+	if (event->type == RECORD_BATCH)
+		return on_batch(recorder, data, size);
+	if (event->type == RECORD_STRING && size >= sizeof(struct record_string))
+		note_error(recorder,
+			   idmap_put(&recorder->strings, event->tgid,
+				     ((const struct record_string *)data)->address, (void *)1));
+	/* The stop is one instant on the per-event path too: nothing after it. */
+	if (event->type >= RECORD_RT_INIT && event->type <= RECORD_WAIT_END &&
+	    event->timestamp > recorder->decoder.stop_ns)
+		return 0;
+	/* rt_init waits its turn with the batches' events. */
+	if (recorder->fast_path && event->type == RECORD_RT_INIT) {
+		note_error(recorder, batch_decoder_push(&recorder->decoder, event));
+		return 0;
+	}
+	if (recorder->gpu_only && (event->type < RECORD_GPU || event->type > RECORD_GPU_DROPPED))
+		return 0;
+	err = capture_write(recorder->writer, event->type, data, (uint32_t)size);
+	if (err && !recorder->error)
+		recorder->error = err;
+	recorder->events++;
+	if (event->type >= RECORD_GPU && event->type <= RECORD_GPU_DROPPED)
+		recorder->gpu_records++;
+	recorder->bytes += size;
+	return 0;
+}
+
+static void drain_for(struct ring_buffer *ring, long ms)
+{
+	struct timespec tick = { 0, POLL_MS * 1000 * 1000 };
+
+	for (long waited = 0; waited < ms; waited += POLL_MS) {
+		nanosleep(&tick, NULL);
+		ring_buffer__consume(ring);
+	}
+}
+
+static void read_losses(struct record_bpf *skel, uint64_t losses[RECORD_LOSS__COUNT])
+{
+	int cpus = libbpf_num_possible_cpus();
+	uint64_t *values = calloc((size_t)(cpus > 0 ? cpus : 1), sizeof(*values));
+
+	memset(losses, 0, RECORD_LOSS__COUNT * sizeof(*losses));
+	for (__u32 loss = 0; values && loss < RECORD_LOSS__COUNT; loss++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.losses), &loss, values))
+			continue;
+		for (int cpu = 0; cpu < cpus; cpu++)
+			losses[loss] += values[cpu];
+	}
+	free(values);
+}
+
+static void print_status(const struct recorder *recorder, const uint64_t *losses, double seconds,
+			 bool final)
+{
+	fprintf(stderr, "%s%llu events (%.1f MiB), %llu lost in the kernel, %.0f events/s%s",
+		final ? "" : "\r", (unsigned long long)recorder->events,
+		recorder->bytes / (1024.0 * 1024.0),
+		(unsigned long long)(losses[RECORD_LOSS_RINGBUF_FULL] +
+				     losses[RECORD_LOSS_STRING_DROPPED]),
+		seconds > 0 ? recorder->events / seconds : 0.0, final ? "\n" : "   ");
+}
+
+static char *describe_targets(int argc, char **argv)
+{
+	size_t size = 1;
+	char *text;
+
+	for (int i = 0; i < argc; i++)
+		size += strlen(argv[i]) + 1;
+	text = calloc(1, size);
+	for (int i = 0; text && i < argc; i++) {
+		strcat(text, argv[i]);
+		if (i + 1 < argc)
+			strcat(text, " ");
+	}
+	return text;
+}
+
+/* Unarmed, their semaphores keep CUPTI (and its cost to the target) off. */
+static void skip_gpu_programs(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program (prog, obj) {
+		if (!strncmp(bpf_program__name(prog), "gpu_", 4))
+			bpf_program__set_autoload(prog, false);
+	}
+}
+
+/*
+ * --cuda: the command inherits CUDA_INJECTION64_PATH naming the GPU collector
+ * installed beside liboptrace (whose probes it fires). One already set wins.
+ */
+static int inject_collector(void)
+{
+	char path[PATH_MAX];
+	const char *slash;
+
+	if (!tracer_options.command) {
+		fprintf(stderr,
+			"optrace: --cuda loads the collector into a command: give -- COMMAND "
+			"(a running process loads it only at its start)\n");
+		return -EINVAL;
+	}
+	if (getenv("CUDA_INJECTION64_PATH"))
+		return 0;
+	slash = strrchr(tracer_options.library, '/');
+	snprintf(path, sizeof(path), "%.*s/liboptrace-cupti.so",
+		 slash ? (int)(slash - tracer_options.library) : 1,
+		 slash ? tracer_options.library : ".");
+	if (access(path, R_OK)) {
+		fprintf(stderr,
+			"optrace: no %s: it is built only where CUPTI's headers are found "
+			"(CUDA_HOME); or set CUDA_INJECTION64_PATH yourself\n",
+			path);
+		return -ENOENT;
+	}
+	if (verbose)
+		fprintf(stderr, "optrace: CUDA_INJECTION64_PATH=%s\n", path);
+	return setenv("CUDA_INJECTION64_PATH", path, 1) ? -errno : 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct argp_child children[] = { { &tracer_argp, 0, "Targets:", 1 }, {} };
+	static const struct argp argp = {
+		.options = options, .parser = parse_arg, .doc = doc, .children = children
+	};
+	struct capture_writer_opts writer_opts = { 0 };
+	uint64_t losses[RECORD_LOSS__COUNT] = { 0 };
+	struct recorder recorder = { 0 };
+	struct tracer tracer = { 0 };
+	struct out_file output = { 0 };
+	struct record_bpf *skel = NULL;
+	struct ring_buffer *ring = NULL;
+	struct timespec start, now;
+	bool live;
+	long elapsed_ms = 0;
+	bool recording = false; /* attached: what the file holds is this run's */
+	char *target = NULL;
+	int err, parse_argc, fd;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	parse_argc = tracer_split_command(argc, argv);
+	if (parse_argc < 0 || argp_parse(&argp, parse_argc, argv, 0, NULL, NULL))
+		return 2;
+	live = !env.quiet && isatty(STDERR_FILENO);
+
+	libbpf_set_print(libbpf_print);
+	skel = record_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "optrace: cannot open the BPF object: %s\n", strerror(errno));
+		return 1;
+	}
+	skel->rodata->filter_targets = tracer_options.command != NULL;
+	if (env.no_gpu)
+		skip_gpu_programs(skel->obj);
+	err = bpf_map__set_max_entries(skel->maps.events, (__u32)(env.ringbuf_mb << 20));
+	err = err ?: tracer_prepare(&tracer, skel->obj);
+	if (!err && env.cuda)
+		err = inject_collector();
+	if (err)
+		goto cleanup;
+	err = tracer_loaded(record_bpf__load(skel));
+	if (err)
+		goto cleanup;
+	ring = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, &recorder, NULL);
+	if (!ring) {
+		err = -errno;
+		fprintf(stderr, "optrace: cannot read the ring buffer: %s\n", strerror(errno));
+		goto cleanup;
+	}
+
+	/* The command, or how the targets were chosen. */
+	if (tracer_options.command) {
+		int count = 0;
+
+		while (tracer_options.command[count])
+			count++;
+		target = describe_targets(count, tracer_options.command);
+	} else {
+		target = describe_targets(argc - 1, argv + 1);
+	}
+	writer_opts.optrace_version = OPTRACE_VERSION;
+	writer_opts.target = target;
+	/*
+	 * Written as OUTPUT.partial, renamed to OUTPUT at the end: a recorder
+	 * that fails leaves an earlier OUTPUT as it was, one killed leaves
+	 * what it recorded under the .partial name.
+	 */
+	fd = out_file_open(&output, env.output, OUT_FILE_PARTIAL, NULL, 0);
+	if (fd < 0) {
+		err = fd;
+		goto cleanup;
+	}
+	err = capture_writer_fdopen(&recorder.writer, fd, &writer_opts);
+	if (err) {
+		fprintf(stderr, "optrace: cannot write %s: %s\n", out_file_name(&output),
+			strerror(-err));
+		close(fd);
+		out_file_discard(&output);
+		goto cleanup;
+	}
+
+	recorder.fast_path = tracer.fast_path;
+	batch_decoder_init(&recorder.decoder, tracer_now_ns());
+	tracer_catch_signals();
+	err = tracer_attach(&tracer);
+	if (err)
+		goto cleanup;
+	recording = true;
+	if (!tracer_options.command && !env.quiet)
+		fprintf(stderr, "Recording to %s... Hit Ctrl-C to end.\n", env.output);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+
+	while (!tracer_exiting) {
+		struct timespec tick = { 0, POLL_MS * 1000 * 1000 };
+
+		nanosleep(&tick, NULL);
+		elapsed_ms += POLL_MS;
+		ring_buffer__consume(ring);
+		if (recorder.fast_path) {
+			if (elapsed_ms % IDLE_READ_MS == 0)
+				tracer_read_buffers(&tracer, on_idle_buffer, &recorder);
+			write_ordered(&recorder, tracer_now_ns() - REORDER_MS * 1000000ull);
+		}
+		if (recorder.error)
+			break;
+		if (elapsed_ms % FLUSH_MS == 0) {
+			capture_flush(recorder.writer);
+			tracer_rescan(&tracer);
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			read_losses(skel, losses);
+			if (live)
+				print_status(&recorder, losses,
+					     now.tv_sec - start.tv_sec +
+						     (now.tv_nsec - start.tv_nsec) / 1e9,
+					     false);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		/* By the clock: draining a busy ring buffer makes ticks longer. */
+		if (env.duration_s &&
+		    now.tv_sec - start.tv_sec + (now.tv_nsec - start.tv_nsec) / 1e9 >=
+			    env.duration_s)
+			break;
+		if (elapsed_ms % 100 == 0 && !tracer_alive(&tracer))
+			break;
+	}
+	/*
+	 * The stop is one instant: what the targets did up to here, handed
+	 * over or still in their threads' buffers, and nothing after.
+	 */
+	recorder.decoder.stop_ns = tracer_now_ns();
+	ring_buffer__consume(ring);
+	tracer_read_buffers(&tracer, on_idle_buffer, &recorder);
+	/* A batch handed over while the buffers were read is in the ring now. */
+	ring_buffer__consume(ring);
+	/*
+	 * CUPTI still holds up to a second of GPU records, which the collector
+	 * flushes every second: wait for that flush while still attached, or
+	 * the work of the last second is lost (detached, its probes fire to no
+	 * one). Only GPU records are kept meanwhile: the rest ends at the stop.
+	 */
+	if (!recorder.error && tracer_alive(&tracer) &&
+	    (recorder.gpu_records || tracer_targets_map(&tracer, "/liboptrace-cupti.so"))) {
+		recorder.gpu_only = true; /* the capture ends here for everything else */
+		drain_for(ring, GPU_GRACE_MS);
+	}
+	if (recorder.error)
+		fprintf(stderr, "\noptrace: cannot write %s: %s; it holds what came before\n",
+			env.output, strerror(-recorder.error));
+
+cleanup:
+	tracer_finish(&tracer, tracer_exiting);
+	if (ring)
+		ring_buffer__consume(ring);
+	if (recorder.writer && !recording) {
+		/* Nothing was traced: an earlier capture stays as it was. */
+		capture_close(recorder.writer, NULL, 0);
+		recorder.writer = NULL;
+		out_file_discard(&output);
+	}
+	if (recorder.writer) {
+		batch_decoder_finish(&recorder.decoder);
+		write_ordered(&recorder, UINT64_MAX);
+		if (recorder.decoder.stats.missing || recorder.decoder.stats.late ||
+		    recorder.decoder.stats.malformed)
+			fprintf(stderr,
+				"optrace: fast path: %llu events never handed over, %llu written "
+				"out of order, %llu malformed\n",
+				(unsigned long long)recorder.decoder.stats.missing,
+				(unsigned long long)recorder.decoder.stats.late,
+				(unsigned long long)recorder.decoder.stats.malformed);
+	}
+	if (recorder.writer) {
+		struct capture_counter counters[] = {
+			{ "lost.ringbuf_full", 0 },
+			{ "lost.strings", 0 },
+			{ "strings.unreadable", 0 },
+			{ "strings.truncated", 0 },
+			{ "lost.gpu_unreadable", 0 },
+			{ CAPTURE_COUNTER_GPU_RECORDS, recorder.gpu_records },
+			{ "lost.batch_malformed", 0 },
+			{ "lost.batch_missing", recorder.decoder.stats.missing },
+			{ "events.late", recorder.decoder.stats.late },
+			{ "events.duplicate", recorder.decoder.stats.duplicates },
+		};
+		int close_err;
+
+		read_losses(skel, losses);
+		counters[0].value = losses[RECORD_LOSS_RINGBUF_FULL];
+		counters[1].value = losses[RECORD_LOSS_STRING_DROPPED];
+		counters[2].value = losses[RECORD_LOSS_STRING_UNREADABLE];
+		counters[3].value = losses[RECORD_LOSS_STRING_TRUNCATED];
+		counters[4].value = losses[RECORD_LOSS_GPU_UNREADABLE];
+		counters[6].value =
+			losses[RECORD_LOSS_BATCH_BAD] + recorder.decoder.stats.malformed;
+		close_err = capture_close(recorder.writer, counters,
+					  sizeof(counters) / sizeof(counters[0]));
+		if (close_err && !err && !recorder.error)
+			fprintf(stderr, "optrace: cannot finish %s: %s\n", out_file_name(&output),
+				strerror(-close_err));
+		err = err ?: recorder.error ?: close_err;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!env.quiet) {
+			if (live)
+				fputc('\r', stderr);
+			print_status(&recorder, losses,
+				     now.tv_sec - start.tv_sec +
+					     (now.tv_nsec - start.tv_nsec) / 1e9,
+				     true);
+		}
+		/* This run's capture, even cut short by a full disk: it says what it lost. */
+		close_err = out_file_commit(&output);
+		err = err ?: close_err;
+		if (!close_err && !env.quiet)
+			fprintf(stderr, "optrace: wrote %s\n", env.output);
+	}
+	ring_buffer__free(ring);
+	record_bpf__destroy(skel);
+	batch_decoder_free(&recorder.decoder);
+	idmap_free(&recorder.strings);
+	free(target);
+	return err ? 1 : 0;
+}

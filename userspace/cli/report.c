@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * optrace report: a capture file's profile as text (or JSON): the same
+ * tables as optrace stat, computed from every recorded event, after a
+ * header that says what the capture holds and what, if anything, was lost.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/capture.h"
+#include "cli/commands.h"
+#include "output/json.h"
+#include "model/profile.h"
+#include "model/replay.h"
+#include "model/profile_aggregates.h"
+#include "output/gpu_tables.h"
+#include "output/stat_print.h"
+
+static struct {
+	const char *path;
+	bool dump;
+	bool dump_records;
+	bool by_site;
+	bool internal;
+	const char *gpu_file;
+	struct stat_print_options print;
+} env;
+
+static const char doc[] =
+	"Print the profile of a capture file made by `optrace record`.\n"
+	"\n"
+	"USAGE: optrace report [--show-helpers] [--json] FILE\n"
+	"       optrace report --dump[=records] FILE\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    optrace report optrace.capture\n"
+	"    optrace report --show-helpers run.capture  # with nested operations\n"
+	"    optrace report --gpu gpu.bin run.capture   # with an OPTRACE_GPU_FILE's kernels\n"
+	"    optrace report gpu.bin                     # GPU activity alone (no eBPF there)\n"
+	"    optrace report --dump run.capture          # the file's chunks, for "
+	"debugging\n";
+
+enum {
+	OPT_JSON = 0x100,
+	OPT_SHOW_HELPERS,
+	OPT_DUMP,
+	OPT_BY_SITE,
+	OPT_INTERNAL,
+	OPT_GPU,
+};
+
+static const struct argp_option options[] = {
+	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
+	  0 },
+	{ "json", OPT_JSON, NULL, 0, "Print JSON, as optrace stat --json does", 0 },
+	{ "by-site", OPT_BY_SITE, NULL, 0,
+	  "One row per call site of each operation the user called", 0 },
+	{ "internal", OPT_INTERNAL, NULL, 0,
+	  "With --show-helpers: helpers split by their library-internal call sites", 0 },
+	{ "gpu", OPT_GPU, "FILE", 0,
+	  "GPU activity written by liboptrace-cupti to OPTRACE_GPU_FILE, merged in", 0 },
+	{ "dump", OPT_DUMP, "records", OPTION_ARG_OPTIONAL,
+	  "Print the file's header and chunks (=records: and every record) instead", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case OPT_SHOW_HELPERS:
+		env.print.show_helpers = true;
+		return 0;
+	case OPT_JSON:
+		env.print.json = true;
+		return 0;
+	case OPT_BY_SITE:
+		env.by_site = true;
+		return 0;
+	case OPT_INTERNAL:
+		env.internal = true;
+		env.print.show_helpers = true;
+		return 0;
+	case OPT_GPU:
+		env.gpu_file = arg;
+		return 0;
+	case OPT_DUMP:
+		if (arg && strcmp(arg, "records"))
+			argp_error(state, "--dump takes nothing or =records");
+		env.dump = true;
+		env.dump_records = arg != NULL;
+		return 0;
+	case ARGP_KEY_ARG:
+		if (env.path)
+			argp_error(state, "give one capture file");
+		env.path = arg;
+		return 0;
+	case ARGP_KEY_END:
+		if (!env.path)
+			argp_error(state, "give the capture file to report");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+/* What the capture holds, and what it lacks, before the tables. */
+static void print_summary(FILE *out, const struct replay *replay, const struct profile *profile)
+{
+	const struct capture_header *header = replay->header;
+	const struct capture_status *status = replay->status;
+	const struct capture_trailer *trailer = &status->trailer;
+	double seconds = (profile->stats.last_ns - profile->stats.first_ns) / 1e9;
+	char safe[2 * sizeof(replay->notes[0].text)];
+
+	fprintf(out, "capture %s: %s%s%s, %llu records over %.3f s\n", env.path,
+		header->target[0] ? header->target : "(no target)",
+		header->hostname[0] ? " on " : "", header->hostname,
+		(unsigned long long)status->records, seconds > 0 ? seconds : 0.0);
+	for (size_t i = 0; status->has_trailer && i < trailer->counter_count; i++) {
+		const struct capture_counter *counter = &trailer->counters[i];
+
+		if (!counter->value || strncmp(counter->name, "lost.", 5))
+			continue;
+		fprintf(out, "LOST: %s = %llu%s\n",
+			printable_text(counter->name, safe, sizeof(safe)),
+			(unsigned long long)counter->value,
+			!strcmp(counter->name, "lost.ringbuf_full") ||
+					!strcmp(counter->name, "lost.strings")
+				? " (the ring buffer was full: raise --ringbuf)"
+				: "");
+	}
+	/* How reading ended, when not cleanly; what the recorder could not write. */
+	for (size_t i = 0; i < replay->note_count; i++)
+		fprintf(out, "%s: %s\n", replay->notes[i].lost ? "LOST" : "NOTE",
+			printable_text(replay->notes[i].text, safe, sizeof(safe)));
+	if (profile->stats.cut_ops || profile->stats.cut_runs)
+		fprintf(out,
+			"%llu operations and %llu task runs were still open at the end: "
+			"closed there\n",
+			(unsigned long long)profile->stats.cut_ops,
+			(unsigned long long)profile->stats.cut_runs);
+	if (profile->stats.unmatched)
+		fprintf(out,
+			"%llu ends whose begin is not in the capture (begun before "
+			"recording) are left out\n",
+			(unsigned long long)profile->stats.unmatched);
+	fputc('\n', out);
+}
+
+struct json_members {
+	const struct replay *replay;
+	struct gpu_report *report;
+	const struct profile *profile;
+};
+
+/* "capture": how reading ended, the end marker's counters, what the report lacks. */
+static void print_capture_json(FILE *out, const struct replay *replay)
+{
+	const struct capture_status *status = replay->status;
+	const struct capture_trailer *trailer = &status->trailer;
+
+	fputs(",\"capture\":{\"end\":", out);
+	json_string(out, capture_end_name(status->end));
+	fputs(",\"message\":", out);
+	json_string(out, status->message);
+	fprintf(out, ",\"records\":%llu,\"trailing_bytes\":%llu,\"write_error\":",
+		(unsigned long long)status->records, (unsigned long long)status->trailing_bytes);
+	if (status->has_trailer && trailer->write_error)
+		json_string(out, strerror(trailer->write_error));
+	else
+		fputs("null", out);
+	fputs(",\"counters\":{", out);
+	for (size_t i = 0; status->has_trailer && i < trailer->counter_count; i++) {
+		if (i)
+			fputc(',', out);
+		json_string(out, trailer->counters[i].name);
+		fprintf(out, ":%llu", (unsigned long long)trailer->counters[i].value);
+	}
+	fputs("},\"notes\":[", out);
+	for (size_t i = 0; i < replay->note_count; i++) {
+		if (i)
+			fputc(',', out);
+		json_string(out, replay->notes[i].text);
+	}
+	fputs("]}", out);
+}
+
+static void print_json_members(FILE *out, void *ctx)
+{
+	struct json_members *members = ctx;
+
+	print_capture_json(out, members->replay);
+	fputs(",\"gpu\":", out);
+	gpu_report_print_json(out, members->report, members->profile);
+}
+
+/* The lost line's words for what the counters do not say: the notes of losses. */
+static void lost_note(const struct replay *replay, char *text, size_t size)
+{
+	size_t used = 0;
+
+	text[0] = '\0';
+	for (size_t i = 0; i < replay->note_count && used < size; i++) {
+		if (replay->notes[i].lost)
+			used += (size_t)snprintf(text + used, size - used, "%s%s", used ? "; " : "",
+						 replay->notes[i].text);
+	}
+}
+
+/* Nothing could be read: a damaged file, not an empty recording. */
+static bool nothing_readable(const struct capture_status *status)
+{
+	return !status->records &&
+	       (status->end != CAPTURE_END_CLEAN || status->trailer.records_lost);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
+	struct profile_consumer consumer;
+	struct report_builder builder;
+	struct replay replay = { 0 };
+	struct json_members json_members;
+	char lost[2 * sizeof(replay.notes[0].text)];
+	struct profile profile;
+	int err;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	if (env.dump) {
+		err = capture_dump(stdout, env.path, env.dump_records);
+		if (err < 0)
+			fprintf(stderr, "optrace: cannot read %s: %s\n", env.path, strerror(-err));
+		return err ? 1 : 0;
+	}
+	report_builder_init(&builder, &consumer, env.by_site, env.internal);
+	builder.gpu.show_helpers = env.print.show_helpers;
+	profile_init(&profile, &consumer);
+	err = replay_open(&replay, env.path);
+	if (!err && env.gpu_file)
+		err = replay_add_gpu_file(&replay, env.gpu_file);
+	err = err ?: replay_run(&replay, &profile);
+	if (err)
+		goto cleanup;
+	err = report_builder_finish(&builder, &profile);
+	err = err ?: report_builder_add_capture(&builder, replay.status);
+	if (err) {
+		fprintf(stderr, "optrace: out of memory\n");
+		goto cleanup;
+	}
+	lost_note(&replay, lost, sizeof(lost));
+	builder.snapshot.lost_note = lost;
+	if (!env.print.json)
+		print_summary(stdout, &replay, &profile);
+	json_members.replay = &replay;
+	json_members.report = &builder.gpu;
+	json_members.profile = &profile;
+	env.print.json_members = print_json_members;
+	env.print.json_members_ctx = &json_members;
+	stat_print(stdout, &builder.snapshot, &env.print);
+	if (!env.print.json)
+		gpu_report_print(stdout, &builder.gpu, &profile);
+	/* What could be read was printed, with why the rest could not: then fail. */
+	if (nothing_readable(replay.status)) {
+		fprintf(stderr, "optrace: nothing in %s could be read: %s\n", env.path,
+			replay.status->message);
+		err = -EBADMSG;
+	}
+
+cleanup:
+	report_builder_free(&builder);
+	profile_free(&profile);
+	replay_close(&replay);
+	return err ? 1 : 0;
+}

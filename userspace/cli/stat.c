@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * optrace stat and optrace top: per-operation and per-task aggregates of
+ * live runtimes, counted in the kernel (bpf/stat.bpf.c), printed at exit or
+ * every interval, or shown as a live screen.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "trace/setup.h"
+#include "stat.skel.h"
+#include "trace/batch_read.h"
+#include "trace/targets.h"
+#include "cli/stat_read.h"
+#include "trace/runtime_info.h"
+#include "output/stat_print.h"
+#include "trace/tracer.h"
+
+#define TICK_MS 100
+
+static struct {
+	int interval_s; /* 0: print once, at the end */
+	int count;	/* intervals to print; 0: until stopped */
+	int duration_s;
+	struct stat_print_options print;
+	bool top;	 /* optrace top: a live screen */
+	bool cumulative; /* top: totals since start, not per interval */
+} env;
+
+static const char stat_doc[] =
+	"Count the operations of live runtimes in the kernel and print per-operation\n"
+	"and per-task aggregates: counts, eager/deferred/fallback split with reasons,\n"
+	"total and self time, p50/p99, task runs per variant, waits.\n"
+	"\n"
+	"USAGE: optrace stat [-p PID]... [-a] [--json] [--show-helpers] [-d SECONDS]\n"
+	"                    [INTERVAL [COUNT]] [-- COMMAND [ARGS...]]\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    optrace stat -p 1234               # until Ctrl-C, then print\n"
+	"    optrace stat -p 1234 -p 1240 -d 30 # two processes for 30 s\n"
+	"    optrace stat -p 1234 5 3           # every 5 s, three times\n"
+	"    optrace stat -a                    # every process mapping liboptrace\n"
+	"    optrace stat --json -- ./app -n 10 # a command and all its children\n"
+	"    optrace stat --show-helpers -p 1234 # helpers under their callers\n";
+
+static const char top_doc[] =
+	"A live screen of the operations of running runtimes, slowest first,\n"
+	"refreshed every interval (default 1 s). Counted in the kernel as by stat.\n"
+	"\n"
+	"USAGE: optrace top [-p PID]... [-a] [-C] [--show-helpers] [INTERVAL]\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    optrace top -p 1234        # one process, per-second view\n"
+	"    optrace top -a -C 2        # every runtime, totals since start, every 2 s\n";
+
+enum {
+	OPT_JSON = 0x100,
+	OPT_SHOW_HELPERS,
+};
+
+static const struct argp_option stat_options[] = {
+	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
+	{ "json", OPT_JSON, NULL, 0, "Print JSON for machines", 0 },
+	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
+	  0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
+	{},
+};
+
+static const struct argp_option top_options[] = {
+	{ "cumulative", 'C', NULL, 0, "Totals since start instead of per interval", 0 },
+	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
+	  0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	static int positional;
+
+	switch (key) {
+	case 'd':
+		env.duration_s = (int)tracer_parse_positive(arg, state, "duration");
+		return 0;
+	case 'v':
+		verbose++;
+		return 0;
+	case 'C':
+		env.cumulative = true;
+		return 0;
+	case OPT_JSON:
+		env.print.json = true;
+		return 0;
+	case OPT_SHOW_HELPERS:
+		env.print.show_helpers = true;
+		return 0;
+	case ARGP_KEY_ARG:
+		if (positional == 0)
+			env.interval_s = (int)tracer_parse_positive(arg, state, "interval");
+		else if (positional == 1 && !env.top)
+			env.count = (int)tracer_parse_positive(arg, state, "count");
+		else
+			argp_error(state, "unexpected argument '%s' (a command goes after --)",
+				   arg);
+		positional++;
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+/* The report, cut to the terminal: top's screen. */
+static void print_screen(struct stat_snapshot *snapshot)
+{
+	struct winsize size = { .ws_row = 24, .ws_col = 80 };
+	char *text = NULL, *line, *save;
+	size_t length = 0;
+	time_t now = time(NULL);
+	char stamp[32];
+	FILE *report;
+	int rows = 1;
+
+	ioctl(STDOUT_FILENO, TIOCGWINSZ, &size);
+	report = open_memstream(&text, &length);
+	if (!report)
+		return;
+	stat_print(report, snapshot, &env.print);
+	fclose(report);
+	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&now));
+	/* Home, clear, then as many lines as fit, each cut to the width. */
+	printf("\033[H\033[2Joptrace top - %s - %s, every %d s (Ctrl-C quits)\n", stamp,
+	       env.cumulative ? "totals since start" : "this interval", env.interval_s);
+	for (line = strtok_r(text, "\n", &save); line && rows < size.ws_row - 1;
+	     line = strtok_r(NULL, "\n", &save), rows++)
+		printf("%.*s\n", size.ws_col, line);
+	free(text);
+}
+
+/*
+ * The ranks the traced processes announced, read from their memory while
+ * they live (every second), so that the report has them after they exit.
+ */
+#define MAX_RANKS 1024
+
+static struct {
+	__u32 tgid;
+	struct optrace_runtime_info info;
+} ranks[MAX_RANKS];
+static int rank_count;
+
+static struct tracer *tracer_now; /* whose idle buffers a snapshot reads first */
+
+static struct optrace_runtime_info *rank_of(__u32 tgid)
+{
+	for (int i = 0; i < rank_count; i++) {
+		if (ranks[i].tgid == tgid)
+			return &ranks[i].info;
+	}
+	return NULL;
+}
+
+/* New processes at once; until the runtime's own rt_init (its rank may change), each second. */
+static void note_ranks(struct stat_bpf *skel, bool recheck)
+{
+	int fd = bpf_map__fd(skel->maps.processes);
+	__u32 key, *previous = NULL;
+
+	while (bpf_map_get_next_key(fd, previous, &key) == 0) {
+		struct optrace_runtime_info info, *known = rank_of(key);
+
+		previous = &key;
+		if ((known && (known->initialized || !recheck)) ||
+		    runtime_info_read((pid_t)key, &info))
+			continue;
+		if (!known && rank_count < MAX_RANKS) {
+			ranks[rank_count].tgid = key;
+			known = &ranks[rank_count++].info;
+		}
+		if (known)
+			*known = info;
+	}
+}
+
+/* The strings an event names, read from the process, where the kernel could not. */
+static void copy_strings(struct stat_bpf *skel, pid_t pid, const struct optrace_event *event)
+{
+	uint64_t addresses[2] = { 0 };
+
+	switch (event->kind) {
+	case OPTRACE_EVENT_OP_BEGIN:
+	case OPTRACE_EVENT_TASK_LAUNCH:
+	case OPTRACE_EVENT_TASK_BEGIN:
+		addresses[0] = event->b;
+		addresses[1] = event->kind == OPTRACE_EVENT_TASK_BEGIN ? event->c : 0;
+		break;
+	case OPTRACE_EVENT_OP_FALLBACK:
+		addresses[0] = event->b;
+		break;
+	default:
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct string_key key = { .tgid = (__u32)pid, .address = addresses[i] };
+		struct string_value value = { 0 };
+		bool truncated = false;
+		int fd = bpf_map__fd(skel->maps.strings);
+
+		if (!key.address || !bpf_map_lookup_elem(fd, &key, &value))
+			continue;
+		if (process_read_string(pid, key.address, value.text, sizeof(value.text),
+					&truncated))
+			value.unreadable = 1;
+		value.truncated = truncated;
+		bpf_map_update_elem(fd, &key, &value, BPF_NOEXIST);
+	}
+}
+
+/* An idle thread's buffer: counted in the kernel as if its thread had handed it over. */
+static int inject_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t address, uint64_t sequence,
+			 uint32_t count, const struct optrace_event *events)
+{
+	struct stat_bpf *skel = ctx;
+	struct stat_injected_batch batch = {
+		.tgid = (__u32)pid,
+		.tid = tid,
+		.sequence = sequence,
+		.count = count,
+		.events = (uintptr_t)events,
+		.buffer = address,
+	};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &batch, .ctx_size_in = sizeof(batch));
+	int err;
+
+	struct process_info info = { 0 };
+	__u32 tgid = (__u32)pid;
+
+	/* A process seen only through an idle buffer is named here. */
+	process_name(pid, info.comm, sizeof(info.comm));
+	bpf_map_update_elem(bpf_map__fd(skel->maps.processes), &tgid, &info, BPF_NOEXIST);
+	for (uint32_t i = 0; i < count; i++)
+		copy_strings(skel, pid, &events[i]);
+	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.inject_batch), &opts);
+	if (err && verbose)
+		fprintf(stderr, "optrace: cannot count the buffer of thread %u: %s\n", tid,
+			strerror(errno));
+	return 0;
+}
+
+static int print_snapshot(struct stat_bpf *skel, bool clear)
+{
+	struct stat_snapshot snapshot;
+	int err;
+
+	tracer_read_buffers(tracer_now, inject_buffer, skel);
+	note_ranks(skel, true);
+	err = stat_snapshot_read(skel, &snapshot, clear);
+	if (err) {
+		fprintf(stderr, "optrace: cannot read the kernel's aggregates: %s\n",
+			strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < snapshot.process_count; i++) {
+		const struct optrace_runtime_info *info = rank_of(snapshot.processes[i].tgid);
+
+		if (info) {
+			snapshot.processes[i].rank = info->rank;
+			snapshot.processes[i].rank_count = info->rank_count;
+		}
+	}
+	if (env.top) {
+		print_screen(&snapshot);
+	} else {
+		if (env.interval_s && !env.print.json) {
+			time_t now = time(NULL);
+			char stamp[32];
+
+			strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&now));
+			printf("%s\n", stamp);
+		}
+		stat_print(stdout, &snapshot, &env.print);
+	}
+	fflush(stdout);
+	stat_snapshot_free(&snapshot);
+	return 0;
+}
+
+static int run(int argc, char **argv, const struct argp *argp)
+{
+	static struct tracer tracer;
+	struct stat_bpf *skel = NULL;
+	long elapsed_ms = 0, since_print_ms = 0;
+	int err, printed = 0, parse_argc, status;
+
+	parse_argc = tracer_split_command(argc, argv);
+	if (parse_argc < 0 || argp_parse(argp, parse_argc, argv, 0, NULL, NULL))
+		return 2;
+	if (env.top && !env.interval_s)
+		env.interval_s = 1;
+
+	libbpf_set_print(libbpf_print);
+	skel = stat_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "optrace: cannot open the BPF object: %s\n", strerror(errno));
+		return 1;
+	}
+	skel->rodata->filter_targets = tracer_options.command != NULL;
+	err = tracer_prepare(&tracer, skel->obj);
+	if (err)
+		goto cleanup;
+	err = tracer_loaded(stat_bpf__load(skel));
+	if (err)
+		goto cleanup;
+
+	tracer_now = &tracer;
+	skel->bss->start_ns = tracer_now_ns();
+	tracer_catch_signals();
+	err = tracer_attach(&tracer);
+	if (err)
+		goto cleanup;
+	if (!env.print.json && !tracer_options.command && !env.top)
+		fprintf(stderr, "Tracing... %s\n",
+			env.interval_s ? "" : "Hit Ctrl-C to end and print.");
+
+	while (!tracer_exiting) {
+		struct timespec tick = { 0, TICK_MS * 1000 * 1000 };
+
+		nanosleep(&tick, NULL);
+		elapsed_ms += TICK_MS;
+		since_print_ms += TICK_MS;
+		if (env.duration_s && elapsed_ms >= env.duration_s * 1000L)
+			break;
+		if (!tracer_alive(&tracer))
+			break;
+		note_ranks(skel, elapsed_ms % 1000 == 0);
+		if (elapsed_ms % 1000 == 0)
+			tracer_rescan(&tracer);
+		if (env.interval_s && since_print_ms >= env.interval_s * 1000L) {
+			since_print_ms = 0;
+			err = print_snapshot(skel, !env.cumulative);
+			if (err)
+				goto cleanup;
+			if (env.count && ++printed >= env.count)
+				goto cleanup;
+		}
+	}
+	/* top's screen is already up to date; stat prints what it counted. */
+	if (!env.top) {
+		skel->data->stop_ns = tracer_now_ns(); /* nothing after the stop counts */
+		err = print_snapshot(skel, env.interval_s != 0);
+	}
+
+cleanup:
+	status = tracer_finish(&tracer, tracer_exiting);
+	stat_bpf__destroy(skel);
+	(void)status; /* the command's status is reported, not ours to return */
+	return err ? 1 : 0;
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	static const struct argp_child children[] = { { &tracer_argp, 0, "Targets:", 1 }, {} };
+	static const struct argp argp = {
+		.options = stat_options, .parser = parse_arg, .doc = stat_doc, .children = children
+	};
+
+	return run(argc, argv, &argp);
+}
+
+int cmd_top(int argc, char **argv)
+{
+	static const struct argp_child children[] = { { &tracer_argp, 0, "Targets:", 1 }, {} };
+	static const struct argp argp = {
+		.options = top_options, .parser = parse_arg, .doc = top_doc, .children = children
+	};
+
+	env.top = true;
+	tracer_options.no_command = true;
+	return run(argc, argv, &argp);
+}

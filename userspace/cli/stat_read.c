@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stat.skel.h"
+#include "cli/stat_read.h"
+
+#ifndef ENOTSUPP
+#define ENOTSUPP 524 /* the kernel's "not supported", which libc does not name */
+#endif
+
+/* Per-CPU values come back as one 8-byte-aligned value per possible CPU. */
+#define ROUND_UP8(x) (((x) + 7) & ~(size_t)7)
+
+typedef void (*sum_fn)(void *into, const void *cpu_value);
+
+static void sum_latency(void *into, const void *cpu_value)
+{
+	latency_merge(into, cpu_value);
+}
+
+static void sum_launch(void *into, const void *cpu_value)
+{
+	struct launch_stats *total = into;
+	const struct launch_stats *value = cpu_value;
+
+	total->count += value->count;
+	total->points += value->points;
+}
+
+static void sum_u64(void *into, const void *cpu_value)
+{
+	*(__u64 *)into += *(const __u64 *)cpu_value;
+}
+
+/*
+ * The value at key; with clear, taken out of the map in the same step, so
+ * that nothing counted between a read and a delete is lost (kernels before
+ * 5.14 lack that for per-CPU maps: there, read then delete at once).
+ */
+static int take(int fd, const void *key, void *values, bool clear)
+{
+	int err;
+
+	if (!clear)
+		return bpf_map_lookup_elem(fd, key, values);
+	err = bpf_map_lookup_and_delete_elem(fd, key, values);
+	if (err != -EINVAL && err != -ENOTSUPP && err != -EOPNOTSUPP)
+		return err;
+	err = bpf_map_lookup_elem(fd, key, values);
+	if (!err)
+		bpf_map_delete_elem(fd, key);
+	return err;
+}
+
+/*
+ * Reads every entry of a map into a new array of rows, each a key followed
+ * by its value (summed over CPUs when sum is given).
+ */
+static int read_map(int fd, size_t key_size, size_t value_size, size_t value_offset,
+		    size_t row_size, sum_fn sum, bool clear, void **rows_out, size_t *count_out)
+{
+	int cpus = sum ? libbpf_num_possible_cpus() : 1;
+	size_t stride = sum ? ROUND_UP8(value_size) : value_size;
+	char *values = NULL, *rows = NULL, key[64], next[64];
+	size_t count = 0, capacity = 0;
+	void *previous = NULL;
+	int err = 0;
+
+	if (cpus <= 0 || key_size > sizeof(key))
+		return -EINVAL;
+	values = malloc(stride * (size_t)cpus);
+	if (!values)
+		return -ENOMEM;
+	while (bpf_map_get_next_key(fd, previous, next) == 0) {
+		char *row;
+
+		memcpy(key, next, key_size);
+		previous = key;
+		if (take(fd, key, values, clear))
+			continue; /* deleted meanwhile */
+		if (count == capacity) {
+			char *grown;
+
+			capacity = capacity ? capacity * 2 : 64;
+			grown = realloc(rows, capacity * row_size);
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			rows = grown;
+		}
+		row = rows + count * row_size;
+		memset(row, 0, row_size);
+		memcpy(row, key, key_size);
+		if (sum) {
+			for (int cpu = 0; cpu < cpus; cpu++)
+				sum(row + value_offset, values + (size_t)cpu * stride);
+		} else {
+			memcpy(row + value_offset, values, value_size);
+		}
+		count++;
+	}
+	free(values);
+	if (err) {
+		free(rows);
+		return err;
+	}
+	*rows_out = rows;
+	*count_out = count;
+	return 0;
+}
+
+int stat_snapshot_read(struct stat_bpf *skel, struct stat_snapshot *snapshot, bool clear)
+{
+	int cpus = libbpf_num_possible_cpus(), err;
+	__u64 *losses;
+
+	memset(snapshot, 0, sizeof(*snapshot));
+	err = read_map(bpf_map__fd(skel->maps.op_stats), sizeof(struct op_key),
+		       sizeof(struct latency), offsetof(struct op_row, latency),
+		       sizeof(struct op_row), sum_latency, clear, (void **)&snapshot->ops,
+		       &snapshot->op_count);
+	err = err
+		      ?: read_map(bpf_map__fd(skel->maps.task_stats), sizeof(struct task_key),
+				  sizeof(struct latency), offsetof(struct task_row, latency),
+				  sizeof(struct task_row), sum_latency, clear,
+				  (void **)&snapshot->tasks, &snapshot->task_count);
+	err = err
+		      ?: read_map(bpf_map__fd(skel->maps.launch_stats), sizeof(struct launch_key),
+				  sizeof(struct launch_stats), offsetof(struct launch_row, stats),
+				  sizeof(struct launch_row), sum_launch, clear,
+				  (void **)&snapshot->launches, &snapshot->launch_count);
+	err = err
+		      ?: read_map(bpf_map__fd(skel->maps.fallback_stats),
+				  sizeof(struct fallback_key), sizeof(__u64),
+				  offsetof(struct fallback_row, count), sizeof(struct fallback_row),
+				  sum_u64, clear, (void **)&snapshot->fallbacks,
+				  &snapshot->fallback_count);
+	err = err
+		      ?: read_map(bpf_map__fd(skel->maps.wait_stats), sizeof(struct wait_key),
+				  sizeof(struct latency), offsetof(struct wait_row, latency),
+				  sizeof(struct wait_row), sum_latency, clear,
+				  (void **)&snapshot->waits, &snapshot->wait_count);
+	err = err
+		      ?: read_map(bpf_map__fd(skel->maps.strings), sizeof(struct string_key),
+				  sizeof(struct string_value), offsetof(struct string_row, value),
+				  sizeof(struct string_row), NULL, false,
+				  (void **)&snapshot->strings, &snapshot->string_count);
+	err = err
+		      ?: read_map(bpf_map__fd(skel->maps.processes), sizeof(__u32),
+				  sizeof(struct process_info), offsetof(struct process_row, info),
+				  sizeof(struct process_row), NULL, false,
+				  (void **)&snapshot->processes, &snapshot->process_count);
+	if (err)
+		goto fail;
+
+	losses = calloc((size_t)cpus, sizeof(*losses));
+	if (!losses) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (__u32 loss = 0; loss < STAT_LOSS__COUNT; loss++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.losses), &loss, losses))
+			continue;
+		for (int cpu = 0; cpu < cpus; cpu++)
+			snapshot->losses[loss] += losses[cpu];
+	}
+	free(losses);
+	return 0;
+
+fail:
+	stat_snapshot_free(snapshot);
+	return err;
+}

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <optrace/abi.h>
+#include <optrace/gpu.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/gpu_aggregates.h"
+
+#define OUTSIDE_OPS "(launched outside any operation)"
+#define NO_LAUNCH "(launch not recorded)"
+#define UNRECORDED_OP "(task of an operation not recorded)"
+
+void gpu_report_init(struct gpu_report *report)
+{
+	memset(report, 0, sizeof(*report));
+}
+
+static uint64_t hash_key(const char *name, const char *op, int variant)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)(variant + 2);
+
+	for (const char *p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	h = (h ^ 0xff) * 0x100000001b3ULL;
+	for (const char *p = op ? op : ""; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	return h;
+}
+
+static bool row_is(const struct gpu_report_row *row, const char *name, const char *op, int variant)
+{
+	return row->variant == variant && !strcmp(row->name, name) &&
+	       !strcmp(row->op ? row->op : "", op ? op : "");
+}
+
+/*
+ * The row for the key, made if new; NULL without memory. Found through a
+ * hash of the key, as report.c finds its rows; a collision falls back to a
+ * scan.
+ */
+static struct gpu_report_row *row_for(struct gpu_report_table *table, const char *name,
+				      const char *op, int variant)
+{
+	uint64_t hash = hash_key(name, op, variant);
+	uintptr_t found = (uintptr_t)idmap_get(&table->index, 0, hash);
+	struct gpu_report_row *row;
+
+	if (found && row_is(&table->rows[found - 1], name, op, variant))
+		return &table->rows[found - 1];
+	for (size_t i = 0; found && i < table->count; i++) {
+		if (row_is(&table->rows[i], name, op, variant))
+			return &table->rows[i];
+	}
+	if (table->count == table->capacity) {
+		size_t capacity = table->capacity ? table->capacity * 2 : 32;
+		struct gpu_report_row *rows = realloc(table->rows, capacity * sizeof(*rows));
+
+		if (!rows)
+			return NULL;
+		table->rows = rows;
+		table->capacity = capacity;
+	}
+	row = &table->rows[table->count];
+	memset(row, 0, sizeof(*row));
+	row->name = strdup(name);
+	row->op = op ? strdup(op) : NULL;
+	row->variant = variant;
+	if (!row->name || (op && !row->op) ||
+	    (!found && idmap_put(&table->index, 0, hash, (void *)(uintptr_t)(table->count + 1)))) {
+		free(row->name);
+		free(row->op);
+		return NULL;
+	}
+	table->count++;
+	return row;
+}
+
+static void count(struct gpu_report_row *row, const struct gpu_activity *activity)
+{
+	uint64_t duration = activity->end_ns - activity->start_ns;
+
+	switch (activity->kind) {
+	case OPTRACE_GPU_REC_KERNEL:
+		row->kernels++;
+		break;
+	case OPTRACE_GPU_REC_MEMCPY:
+		row->copies++;
+		break;
+	default:
+		row->memsets++;
+		break;
+	}
+	row->gpu_ns += duration;
+	row->bytes += activity->bytes;
+	if (duration > row->max_ns)
+		row->max_ns = duration;
+}
+
+/* With helpers shown: the nested operation that launched, if not the one called. */
+static const char *launched_by(const struct gpu_report *report, const struct profile *profile,
+			       const struct profile_gpu *gpu)
+{
+	if (!report->show_helpers || !gpu->op || gpu->op_name == gpu->root_name)
+		return NULL;
+	return profile_string(profile, gpu->tgid, gpu->op_name);
+}
+
+void gpu_report_add(struct gpu_report *report, const struct profile *profile,
+		    const struct profile_gpu *gpu)
+{
+	const char *op = gpu->op       ? profile_string(profile, gpu->tgid, gpu->root_name)
+			 : gpu->launch ? OUTSIDE_OPS
+				       : NO_LAUNCH;
+	int variant = gpu->run ? gpu->run->variant : -1;
+	struct gpu_report_row *row;
+
+	report->activities++;
+	row = row_for(&report->ops, op, launched_by(report, profile, gpu), variant);
+	if (!row) {
+		report->error = -ENOMEM;
+		return;
+	}
+	count(row, gpu->activity);
+	if (gpu->activity->kind != OPTRACE_GPU_REC_KERNEL)
+		return;
+	row = row_for(&report->kernels, gpu->name, op, -1);
+	if (!row) {
+		report->error = -ENOMEM;
+		return;
+	}
+	count(row, gpu->activity);
+}
+
+static int by_gpu_time(const void *a, const void *b)
+{
+	const struct gpu_report_row *x = a, *y = b;
+
+	if (x->gpu_ns != y->gpu_ns)
+		return x->gpu_ns < y->gpu_ns ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+void gpu_report_sort(struct gpu_report *report)
+{
+	struct gpu_report_table *tables[] = { &report->ops, &report->kernels };
+
+	for (size_t i = 0; i < 2; i++) {
+		if (tables[i]->count)
+			qsort(tables[i]->rows, tables[i]->count, sizeof(*tables[i]->rows),
+			      by_gpu_time);
+		idmap_free(&tables[i]->index); /* no more adds: positions changed */
+	}
+}
+
+static void free_table(struct gpu_report_table *table)
+{
+	for (size_t i = 0; i < table->count; i++) {
+		free(table->rows[i].name);
+		free(table->rows[i].op);
+	}
+	free(table->rows);
+	idmap_free(&table->index);
+}
+
+void gpu_report_free(struct gpu_report *report)
+{
+	free_table(&report->ops);
+	free_table(&report->kernels);
+	memset(report, 0, sizeof(*report));
+}

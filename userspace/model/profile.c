@@ -1,0 +1,775 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/profile.h"
+
+#define UNREADABLE ((char *)1) /* a string the kernel could not read */
+
+/*
+ * A task point running, found by (task, point): a scheduler may begin
+ * several points on one thread before it ends them, and a point may end on
+ * another thread than the one it began on (user-level threads that move).
+ */
+struct run_node {
+	struct profile_run run;
+	struct profile_thread *thread; /* the one it began on */
+	struct run_node *thread_prev;  /* its thread's open runs, newest first */
+	struct run_node *thread_next;
+	struct run_node *task_next; /* the task's running points */
+};
+
+struct profile_thread {
+	uint32_t tid;		   /* the host's id */
+	struct profile_op **stack; /* open operations, outermost first */
+	size_t depth;
+	size_t capacity;
+	struct run_node *runs;	  /* task points begun here, running, newest first */
+	struct profile_wait wait; /* the wait in progress, when wait.begin_ns */
+	const struct gpu_thread_launches *launches; /* its GPU launches, if any */
+	uint32_t cupti_tid;			    /* their thread id in CUPTI's records */
+	bool launches_taken;			    /* looked up, found or not */
+	size_t next_launch;			    /* the first not attributed yet */
+};
+
+struct profile_task {
+	uint64_t id;
+	uint64_t name;
+	struct profile_op *op; /* NULL when not captured */
+	struct profile_op *root;
+	uint64_t op_name;
+	uint64_t root_name;
+	uint64_t launch_ns;
+	uint32_t points;
+	uint32_t ended; /* points that ended */
+};
+
+void profile_init(struct profile *profile, const struct profile_consumer *consumer)
+{
+	memset(profile, 0, sizeof(*profile));
+	if (consumer)
+		profile->consumer = *consumer;
+}
+
+const char *profile_string(const struct profile *profile, uint32_t tgid, uint64_t address)
+{
+	const char *text;
+
+	if (!address)
+		return "(unknown)";
+	text = idmap_get(&profile->strings, tgid, address);
+	if (text == UNREADABLE)
+		return "(unreadable)";
+	return text ? text : "(not captured)";
+}
+
+/*
+ * The launches CUPTI recorded under thread id cupti_tid become thread's,
+ * unless another thread took them (a host tid equal to another thread's
+ * container tid): then it has none, rather than another's.
+ */
+static void take_launches(struct profile *profile, struct profile_thread *thread, uint32_t tgid,
+			  uint32_t cupti_tid)
+{
+	const struct gpu_thread_launches *launches =
+		gpu_index_thread(profile->gpu, tgid, cupti_tid);
+	void *owner = idmap_get(&profile->gpu_claimed, tgid, cupti_tid);
+
+	thread->launches_taken = true;
+	thread->cupti_tid = cupti_tid;
+	if (!launches || (owner && owner != thread))
+		return;
+	if (idmap_put(&profile->gpu_claimed, tgid, cupti_tid, thread))
+		return; /* no memory: left to the end, as unclaimed */
+	thread->launches = launches;
+}
+
+static struct profile_thread *thread_of(struct profile *profile, uint32_t tgid, uint32_t tid)
+{
+	struct profile_thread *thread = idmap_get(&profile->threads, tgid, tid);
+
+	if (thread)
+		return thread;
+	thread = calloc(1, sizeof(*thread));
+	if (thread)
+		thread->tid = tid;
+	if (thread && idmap_put(&profile->threads, tgid, tid, thread)) {
+		free(thread);
+		thread = NULL;
+	}
+	return thread;
+}
+
+void profile_set_gpu(struct profile *profile, const struct gpu_index *gpu)
+{
+	profile->gpu = gpu;
+}
+
+/* ---- GPU attribution ------------------------------------------------------ */
+
+static const struct profile_op *outermost(const struct profile_op *op)
+{
+	while (op && op->parent)
+		op = op->parent;
+	return op;
+}
+
+/*
+ * A run's op and root, taken again from its task (NULL: gone): a point past
+ * the task's count finds it gone, and the op it launched maybe freed.
+ * Returns the op.
+ */
+static struct profile_op *refresh_run(const struct profile_task *task, struct profile_run *run)
+{
+	struct profile_op *op = task ? task->op : NULL;
+
+	run->op = op;
+	run->root = op ? task->root : NULL;
+	return op;
+}
+
+/* The innermost frame open on thread: a task point running, or an operation. */
+static void open_frame(struct profile *profile, struct profile_thread *thread,
+		       struct profile_run **run, struct profile_op **op)
+{
+	struct profile_op *top = thread && thread->depth ? thread->stack[thread->depth - 1] : NULL;
+	struct profile_run *newest = thread && thread->runs ? &thread->runs->run : NULL;
+
+	*run = NULL;
+	*op = top;
+	if (!newest || (top && top->begin_ns > newest->begin_ns))
+		return;
+	*run = newest;
+	*op = refresh_run(idmap_get(&profile->tasks, newest->tgid, newest->task), newest);
+}
+
+static void emit_gpu(struct profile *profile, const struct gpu_activity *activity,
+		     const struct gpu_launch *launch, uint32_t tid, struct profile_run *run,
+		     struct profile_op *op)
+{
+	uint64_t duration = activity->end_ns - activity->start_ns;
+	struct profile_gpu gpu = {
+		.tgid = activity->tgid,
+		.tid = tid,
+		.activity = activity,
+		.launch = launch,
+		.name = gpu_activity_name(profile->gpu, activity),
+		.op = op,
+		.run = run,
+	};
+
+	if (op) {
+		gpu.root = run && run->root ? run->root : outermost(op);
+		gpu.op_name = op->name;
+		gpu.root_name = op->root_name;
+		op->gpu_ns += duration;
+		op->gpu_count++;
+		for (struct profile_op *a = op; a; a = a->parent)
+			a->tree_gpu_ns += duration;
+		profile->stats.gpu_in_ops++;
+	} else if (launch) {
+		profile->stats.gpu_outside++;
+	} else {
+		profile->stats.gpu_unlaunched++;
+	}
+	if (run) {
+		run->gpu_ns += duration;
+		run->gpu_count++;
+	}
+	if (profile->consumer.gpu)
+		profile->consumer.gpu(profile->consumer.ctx, profile, &gpu);
+}
+
+static void emit_launch(struct profile *profile, struct profile_thread *thread,
+			const struct gpu_launch *launch)
+{
+	struct profile_run *run = NULL;
+	struct profile_op *op = NULL;
+	/* The host's id of the launching thread; CUPTI's when it had no frames. */
+	uint32_t tid = thread ? thread->tid : launch->tid;
+
+	/* A launch whose time CUPTI did not give belongs to no frame. */
+	if (launch->start_ns)
+		open_frame(profile, thread, &run, &op);
+	for (uint32_t i = 0; i < launch->activity_count; i++)
+		emit_gpu(profile, gpu_launch_activity(profile->gpu, launch, i), launch, tid, run,
+			 op);
+}
+
+/* The thread's launches that began before until_ns, in the frames open now. */
+static void attribute_until(struct profile *profile, struct profile_thread *thread,
+			    uint64_t until_ns)
+{
+	const struct gpu_thread_launches *launches = thread->launches;
+
+	while (launches && thread->next_launch < launches->count) {
+		const struct gpu_launch *launch =
+			&profile->gpu->launches[launches->first + thread->next_launch];
+
+		if (launch->start_ns >= until_ns)
+			break;
+		thread->next_launch++;
+		emit_launch(profile, thread, launch);
+	}
+}
+
+/* The events after which a different frame is open on their thread. */
+static bool opens_or_closes_frame(int type)
+{
+	return type == RECORD_OP_BEGIN || type == RECORD_OP_END || type == RECORD_TASK_BEGIN ||
+	       type == RECORD_TASK_END;
+}
+
+/* Before a frame of thread (tgid, tid) opens or closes at timestamp. */
+static void gpu_before_frame_change(struct profile *profile, const struct record_event *event)
+{
+	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
+
+	if (!thread)
+		return;
+	/*
+	 * At its first op_begin or task_begin, which carry the thread's id in
+	 * its own pid namespace: what CUPTI reports, in a container too (0 in
+	 * captures from before optrace recorded it: the host's id then). A thread
+	 * first seen ending something begun earlier takes none yet.
+	 */
+	if (!thread->launches_taken &&
+	    (event->type == RECORD_OP_BEGIN || event->type == RECORD_TASK_BEGIN))
+		take_launches(profile, thread, event->tgid, event->ns_tid ?: event->tid);
+	attribute_until(profile, thread, event->timestamp);
+}
+
+/* At the end: what was launched on threads without frames, or not launched seen. */
+static void gpu_finish(struct profile *profile)
+{
+	const struct gpu_index *gpu = profile->gpu;
+
+	for (size_t i = 0; i < gpu->threads.capacity; i++) {
+		const struct idmap_slot *slot = &gpu->threads.slots[i];
+		const struct gpu_thread_launches *launches = slot->value;
+
+		if (!launches || idmap_get(&profile->gpu_claimed, slot->tgid, slot->id))
+			continue;
+		for (size_t j = 0; j < launches->count; j++)
+			emit_launch(profile, NULL, &gpu->launches[launches->first + j]);
+	}
+	for (size_t i = 0; i < gpu->activity_count; i++) {
+		if (gpu->activities[i].launch == GPU_NO_LAUNCH)
+			emit_gpu(profile, &gpu->activities[i], NULL, 0, NULL, NULL);
+	}
+}
+
+/* Hands op over once nothing keeps it open; then its parent may be done too. */
+static void release(struct profile *profile, struct profile_op *op)
+{
+	while (op && --op->pending == 0) {
+		struct profile_op *parent = op->parent;
+
+		if (profile->consumer.op_done)
+			profile->consumer.op_done(profile->consumer.ctx, profile, op);
+		idmap_remove(&profile->ops, op->tgid, op->id);
+		free(op);
+		op = parent;
+	}
+}
+
+static int push(struct profile_thread *thread, struct profile_op *op)
+{
+	if (thread->depth == thread->capacity) {
+		size_t capacity = thread->capacity ? thread->capacity * 2 : 16;
+		struct profile_op **stack = realloc(thread->stack, capacity * sizeof(*stack));
+
+		if (!stack)
+			return -ENOMEM;
+		thread->stack = stack;
+		thread->capacity = capacity;
+	}
+	thread->stack[thread->depth++] = op;
+	return 0;
+}
+
+static void close_op(struct profile *profile, struct profile_op *op, uint64_t end_ns);
+
+/*
+ * Ends whose begin is on the stack above depth never came (a lost record, a
+ * runtime that skipped an end): close those operations there, marked cut,
+ * so that one loss does not leave their callers open to the capture's end.
+ */
+static void unwind_to(struct profile *profile, struct profile_thread *thread, size_t depth,
+		      uint64_t end_ns)
+{
+	while (thread->depth > depth) {
+		struct profile_op *op = thread->stack[--thread->depth];
+
+		op->cut = true;
+		profile->stats.cut_ops++;
+		close_op(profile, op, end_ns);
+	}
+}
+
+static int op_begin(struct profile *profile, const struct record_event *event)
+{
+	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
+	struct profile_op *op = calloc(1, sizeof(*op)), *top;
+
+	if (!thread || !op)
+		goto nomem;
+	/* The probe's depth is the runtime's own: deeper open ops missed their end. */
+	unwind_to(profile, thread, (size_t)event->args[2], event->timestamp);
+	op->tgid = event->tgid;
+	op->tid = event->tid;
+	op->id = event->args[0];
+	op->depth = (uint32_t)event->args[2];
+	op->name = event->args[3];
+	op->callsite = event->args[4];
+	op->begin_ns = event->timestamp;
+	op->mode = PROFILE_MODE_UNSET;
+	op->pending = 1; /* open */
+	top = thread->depth ? thread->stack[thread->depth - 1] : NULL;
+	if (op->depth == 0) {
+		op->root_name = op->name;
+	} else if (top && top->id == event->args[1]) {
+		op->parent = top;
+		op->parent_name = top->name;
+		op->root_name = top->root_name;
+		top->pending++;
+	}
+	if (idmap_put(&profile->ops, op->tgid, op->id, op) || push(thread, op))
+		goto nomem;
+	if (profile->consumer.op_begin)
+		profile->consumer.op_begin(profile->consumer.ctx, profile, op);
+	return 0;
+
+nomem:
+	free(op);
+	return -ENOMEM;
+}
+
+static void close_op(struct profile *profile, struct profile_op *op, uint64_t end_ns)
+{
+	uint64_t duration = end_ns > op->begin_ns ? end_ns - op->begin_ns : 0;
+
+	op->end_ns = op->begin_ns + duration;
+	op->ended = true;
+	if (op->parent)
+		op->parent->child_ns += duration;
+	release(profile, op);
+}
+
+static void op_end(struct profile *profile, const struct record_event *event)
+{
+	struct profile_thread *thread = idmap_get(&profile->threads, event->tgid, event->tid);
+	struct profile_op *op;
+	size_t at;
+
+	/* Operations end in reverse order of their begins, on their thread. */
+	for (at = thread ? thread->depth : 0; at > 0; at--) {
+		if (thread->stack[at - 1]->id == event->args[0])
+			break;
+	}
+	if (!at) {
+		profile->stats.unmatched++;
+		return;
+	}
+	unwind_to(profile, thread, at, event->timestamp);
+	op = thread->stack[--thread->depth];
+	op->status = (int)(int64_t)event->args[1];
+	close_op(profile, op, event->timestamp);
+}
+
+static void op_mode(struct profile *profile, const struct record_event *event)
+{
+	struct profile_op *op = idmap_get(&profile->ops, event->tgid, event->args[0]);
+
+	if (!op)
+		return;
+	op->mode = (int)(int64_t)event->args[1];
+	op->mode_reason = (int)(int64_t)event->args[2];
+}
+
+static void op_fallback(struct profile *profile, const struct record_event *event)
+{
+	struct profile_op *op = idmap_get(&profile->ops, event->tgid, event->args[0]);
+
+	if (!op)
+		return;
+	op->fallback_reason = (int)(int64_t)event->args[1];
+	op->fallback_detail = event->args[2];
+	if (profile->consumer.fallback)
+		profile->consumer.fallback(profile->consumer.ctx, profile, op);
+}
+
+static bool is_ancestor(const struct profile_op *ancestor, const struct profile_op *op)
+{
+	for (; op; op = op->parent) {
+		if (op == ancestor)
+			return true;
+	}
+	return false;
+}
+
+static int task_launch(struct profile *profile, const struct record_event *event)
+{
+	struct profile_task *task = calloc(1, sizeof(*task));
+
+	if (!task)
+		return -ENOMEM;
+	task->id = event->args[0];
+	task->op = idmap_get(&profile->ops, event->tgid, event->args[1]);
+	/*
+	 * The root must be the op's ancestor, alive as long as the op is; an id
+	 * the runtime got wrong (another thread's op) would dangle.
+	 */
+	task->root = task->op ? idmap_get(&profile->ops, event->tgid, event->args[2]) : NULL;
+	if (task->root && !is_ancestor(task->root, task->op))
+		task->root = (struct profile_op *)outermost(task->op);
+	task->name = event->args[3];
+	task->points = (uint32_t)event->args[4];
+	task->launch_ns = event->timestamp;
+	task->op_name = task->op ? task->op->name : 0;
+	task->root_name = task->root ? task->root->name : 0;
+	if (!task->points) {
+		free(task);
+		return 0;
+	}
+	if (idmap_put(&profile->tasks, event->tgid, task->id, task)) {
+		free(task);
+		return -ENOMEM;
+	}
+	/* The op stays until the task's points have run: its title says where. */
+	if (task->op)
+		task->op->pending++;
+	if (profile->consumer.task_launch)
+		profile->consumer.task_launch(profile->consumer.ctx, profile, event->tgid,
+					      task->name, task->root_name, task->points);
+	return 0;
+}
+
+static void task_begin(struct profile *profile, const struct record_event *event)
+{
+	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
+	struct profile_task *task = idmap_get(&profile->tasks, event->tgid, event->args[0]);
+	struct run_node *node;
+	struct profile_run *run;
+
+	if (!thread)
+		return;
+	if (!task) {
+		profile->stats.unmatched++;
+		return;
+	}
+	node = calloc(1, sizeof(*node));
+	if (!node)
+		return;
+	/* Running points by task id, whatever thread ends them. */
+	node->task_next = idmap_get(&profile->running, event->tgid, task->id);
+	if (idmap_put(&profile->running, event->tgid, task->id, node)) {
+		free(node);
+		return;
+	}
+	node->thread = thread;
+	node->thread_next = thread->runs;
+	if (thread->runs)
+		thread->runs->thread_prev = node;
+	thread->runs = node;
+	run = &node->run;
+	run->tgid = event->tgid;
+	run->tid = event->tid;
+	run->task = task->id;
+	run->task_name = task->name;
+	run->point = (uint32_t)event->args[1];
+	run->variant = (int)(int64_t)event->args[2];
+	run->processor = (uint32_t)event->args[3];
+	run->launch_ns = task->launch_ns;
+	run->begin_ns = event->timestamp;
+	run->op = task->op;
+	run->root = task->op ? task->root : NULL;
+	run->op_name = task->op_name;
+	run->root_name = task->root_name;
+}
+
+/* A point ended (or was cut): count it up the op's chain, hand it over. */
+static void finish_run(struct profile *profile, struct profile_run *run, uint64_t end_ns)
+{
+	struct profile_task *task = idmap_get(&profile->tasks, run->tgid, run->task);
+	struct profile_op *op = refresh_run(task, run);
+
+	run->end_ns = end_ns > run->begin_ns ? end_ns : run->begin_ns;
+	if (op && run->variant >= 0 && run->variant < OPTRACE_VARIANT__COUNT) {
+		op->points[run->variant]++;
+		for (struct profile_op *a = op; a; a = a->parent)
+			a->tree_points[run->variant]++;
+	}
+	if (profile->consumer.task_run)
+		profile->consumer.task_run(profile->consumer.ctx, profile, run);
+	run->task = 0;
+	if (!task)
+		return;
+	if (++task->ended < task->points)
+		return;
+	idmap_remove(&profile->tasks, run->tgid, task->id);
+	free(task);
+	if (op)
+		release(profile, op);
+}
+
+/* Takes node out of its task's running points and its thread's open runs. */
+static void unlink_run(struct profile *profile, struct run_node *node)
+{
+	uint32_t tgid = node->run.tgid;
+	uint64_t task = node->run.task;
+	struct run_node *first = idmap_get(&profile->running, tgid, task);
+
+	if (first == node) {
+		if (node->task_next)
+			idmap_put(&profile->running, tgid, task, node->task_next);
+		else
+			idmap_remove(&profile->running, tgid, task);
+	} else {
+		for (struct run_node *n = first; n; n = n->task_next) {
+			if (n->task_next == node) {
+				n->task_next = node->task_next;
+				break;
+			}
+		}
+	}
+	if (node->thread_prev)
+		node->thread_prev->thread_next = node->thread_next;
+	else
+		node->thread->runs = node->thread_next;
+	if (node->thread_next)
+		node->thread_next->thread_prev = node->thread_prev;
+}
+
+static void end_run(struct profile *profile, struct run_node *node, uint64_t end_ns)
+{
+	unlink_run(profile, node);
+	finish_run(profile, &node->run, end_ns);
+	free(node);
+}
+
+static void task_end(struct profile *profile, const struct record_event *event)
+{
+	struct run_node *node = idmap_get(&profile->running, event->tgid, event->args[0]);
+	uint32_t point = (uint32_t)event->args[1];
+
+	/* The point of that task, on any thread; the one begun first if twice. */
+	struct run_node *match = NULL;
+
+	for (; node; node = node->task_next) {
+		if (node->run.point == point)
+			match = node;
+	}
+	if (!match) {
+		profile->stats.unmatched++;
+		return;
+	}
+	match->run.status = (int)(int64_t)event->args[2];
+	end_run(profile, match, event->timestamp);
+}
+
+static void wait_begin(struct profile *profile, const struct record_event *event)
+{
+	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
+
+	if (!thread)
+		return;
+	memset(&thread->wait, 0, sizeof(thread->wait));
+	thread->wait.tgid = event->tgid;
+	thread->wait.tid = event->tid;
+	thread->wait.kind = (int)(int64_t)event->args[1];
+	thread->wait.begin_ns = event->timestamp;
+	if (thread->depth) {
+		thread->wait.root = thread->stack[0];
+		thread->wait.root_name = thread->stack[0]->root_name;
+	}
+}
+
+static void wait_end(struct profile *profile, const struct record_event *event)
+{
+	struct profile_thread *thread = idmap_get(&profile->threads, event->tgid, event->tid);
+
+	if (!thread || !thread->wait.begin_ns ||
+	    thread->wait.kind != (int)(int64_t)event->args[1]) {
+		profile->stats.unmatched++;
+		return;
+	}
+	thread->wait.end_ns = event->timestamp;
+	if (profile->consumer.wait)
+		profile->consumer.wait(profile->consumer.ctx, profile, &thread->wait);
+	thread->wait.begin_ns = 0;
+}
+
+static int add_string(struct profile *profile, const struct record_string *record)
+{
+	char *old = idmap_get(&profile->strings, record->tgid, record->address), *text;
+	size_t length = strnlen(record->text, sizeof(record->text));
+
+	if (record->unreadable) {
+		text = UNREADABLE;
+	} else {
+		/* Kept as sent; a truncated one says so. */
+		text = malloc(length + 4);
+		if (!text)
+			return -ENOMEM;
+		memcpy(text, record->text, length);
+		strcpy(text + length, record->truncated ? "..." : "");
+	}
+	if (idmap_put(&profile->strings, record->tgid, record->address, text)) {
+		if (text != UNREADABLE)
+			free(text);
+		return -ENOMEM;
+	}
+	if (old && old != UNREADABLE)
+		free(old);
+	return 0;
+}
+
+static void note_time(struct profile *profile, uint64_t timestamp)
+{
+	if (!profile->stats.first_ns || timestamp < profile->stats.first_ns)
+		profile->stats.first_ns = timestamp;
+	if (timestamp > profile->stats.last_ns)
+		profile->stats.last_ns = timestamp;
+}
+
+int profile_feed(struct profile *profile, const void *record, size_t size)
+{
+	const struct record_event *event = record;
+
+	profile->stats.records++;
+	if (size < sizeof(*event)) {
+		profile->stats.malformed++;
+		return 0;
+	}
+	note_time(profile, event->timestamp);
+	if (profile->gpu && opens_or_closes_frame(event->type))
+		gpu_before_frame_change(profile, event);
+	switch (event->type) {
+	case RECORD_STRING:
+		if (size < sizeof(struct record_string)) {
+			profile->stats.malformed++;
+			return 0;
+		}
+		return add_string(profile, record);
+	case RECORD_RT_INIT:
+		if (profile->consumer.rt_init)
+			profile->consumer.rt_init(profile->consumer.ctx, profile, event->tgid,
+						  (int)(int64_t)event->args[1],
+						  (int)(int64_t)event->args[2]);
+		return 0;
+	case RECORD_OP_BEGIN:
+		return op_begin(profile, event);
+	case RECORD_OP_END:
+		op_end(profile, event);
+		return 0;
+	case RECORD_OP_MODE:
+		op_mode(profile, event);
+		return 0;
+	case RECORD_OP_FALLBACK:
+		op_fallback(profile, event);
+		return 0;
+	case RECORD_TASK_LAUNCH:
+		return task_launch(profile, event);
+	case RECORD_TASK_BEGIN:
+		task_begin(profile, event);
+		return 0;
+	case RECORD_TASK_END:
+		task_end(profile, event);
+		return 0;
+	case RECORD_WAIT_BEGIN:
+		wait_begin(profile, event);
+		return 0;
+	case RECORD_WAIT_END:
+		wait_end(profile, event);
+		return 0;
+	case RECORD_GPU:
+	case RECORD_GPU_NAME:
+	case RECORD_GPU_DROPPED:
+		return 0; /* read ahead, into profile->gpu */
+	default:
+		profile->stats.malformed++;
+		return 0;
+	}
+}
+
+void profile_finish(struct profile *profile)
+{
+	uint64_t end_ns = profile->stats.last_ns;
+
+	/* Launches after the last record went to the frames still open. */
+	for (size_t i = 0; profile->gpu && i < profile->threads.capacity; i++) {
+		struct profile_thread *thread = profile->threads.slots[i].value;
+
+		if (thread)
+			attribute_until(profile, thread, UINT64_MAX);
+	}
+	/* Runs first: they hold their operations open. */
+	for (size_t i = 0; i < profile->threads.capacity; i++) {
+		struct profile_thread *thread = profile->threads.slots[i].value;
+
+		while (thread && thread->runs) {
+			thread->runs->run.cut = true;
+			profile->stats.cut_runs++;
+			end_run(profile, thread->runs, end_ns);
+		}
+	}
+	/* Points launched that never ran no longer hold their operation. */
+	for (size_t i = 0; i < profile->tasks.capacity; i++) {
+		struct profile_task *task = profile->tasks.slots[i].value;
+
+		if (!task)
+			continue;
+		if (task->op)
+			release(profile, task->op);
+		free(task);
+	}
+	idmap_free(&profile->tasks);
+	/* Open operations, innermost first. */
+	for (size_t i = 0; i < profile->threads.capacity; i++) {
+		struct profile_thread *thread = profile->threads.slots[i].value;
+
+		while (thread && thread->depth) {
+			struct profile_op *op = thread->stack[--thread->depth];
+
+			op->cut = true;
+			profile->stats.cut_ops++;
+			close_op(profile, op, end_ns);
+		}
+	}
+	if (profile->gpu)
+		gpu_finish(profile);
+}
+
+void profile_free(struct profile *profile)
+{
+	for (size_t i = 0; i < profile->threads.capacity; i++) {
+		struct profile_thread *thread = profile->threads.slots[i].value;
+
+		if (!thread)
+			continue;
+		while (thread->runs) {
+			struct run_node *node = thread->runs;
+
+			thread->runs = node->thread_next;
+			free(node);
+		}
+		free(thread->stack);
+		free(thread);
+	}
+	for (size_t i = 0; i < profile->ops.capacity; i++)
+		free(profile->ops.slots[i].value);
+	for (size_t i = 0; i < profile->tasks.capacity; i++)
+		free(profile->tasks.slots[i].value);
+	for (size_t i = 0; i < profile->strings.capacity; i++) {
+		if (profile->strings.slots[i].value != UNREADABLE)
+			free(profile->strings.slots[i].value);
+	}
+	idmap_free(&profile->threads);
+	idmap_free(&profile->ops);
+	idmap_free(&profile->tasks);
+	idmap_free(&profile->running);
+	idmap_free(&profile->strings);
+	idmap_free(&profile->gpu_claimed);
+}

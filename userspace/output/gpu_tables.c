@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The GPU tables of `optrace report`, as text or as JSON. */
+#include <optrace/abi.h>
+#include <optrace/gpu.h>
+#include <string.h>
+
+#include "output/gpu_tables.h"
+#include "output/json.h"
+
+static const char *variant_name(int variant)
+{
+	return variant < 0 ? "-" : optrace_variant_name(variant);
+}
+
+static void print_summary(FILE *out, const struct gpu_report *report, const struct profile *profile)
+{
+	const struct gpu_index_stats *s = &profile->gpu->stats;
+	uint64_t device_ns = 0;
+
+	for (size_t i = 0; i < report->ops.count; i++)
+		device_ns += report->ops.rows[i].gpu_ns;
+	fprintf(out,
+		"\n== GPU: %llu kernels, %llu copies, %llu memsets, %.3f ms on the device; "
+		"%llu in operations, %llu launched outside any, %llu whose launch was not "
+		"recorded\n",
+		(unsigned long long)s->kernels, (unsigned long long)s->copies,
+		(unsigned long long)s->memsets, device_ns / 1e6,
+		(unsigned long long)profile->stats.gpu_in_ops,
+		(unsigned long long)profile->stats.gpu_outside,
+		(unsigned long long)profile->stats.gpu_unlaunched);
+	if (s->dropped)
+		fprintf(out, "LOST: CUPTI dropped %llu records (its buffers were full)\n",
+			(unsigned long long)s->dropped);
+	if (s->invalid_times)
+		fprintf(out, "%llu activities had no valid CUPTI times: counted, 0 ns each\n",
+			(unsigned long long)s->invalid_times);
+	if (s->malformed)
+		fprintf(out, "%llu GPU records were malformed or of an unknown version: skipped\n",
+			(unsigned long long)s->malformed);
+}
+
+void gpu_report_print(FILE *out, struct gpu_report *report, const struct profile *profile)
+{
+	if (!profile->gpu)
+		return;
+	gpu_report_sort(report);
+	print_summary(out, report, profile);
+	if (report->ops.count)
+		fprintf(out, "%-40s %-9s %8s %7s %7s %12s %12s %12s\n", "OPERATION", "VARIANT",
+			"KERNELS", "COPIES", "MEMSETS", "GPU(ms)", "MAX(us)", "BYTES");
+	for (size_t i = 0; i < report->ops.count; i++) {
+		const struct gpu_report_row *row = &report->ops.rows[i];
+		char name[256], helper[256], both[520];
+
+		/* Names come from the traced process: one line a row, no escapes. */
+		printable_text(row->name, name, sizeof(name));
+		if (row->op)
+			snprintf(both, sizeof(both), "%s > %s", name,
+				 printable_text(row->op, helper, sizeof(helper)));
+		fprintf(out, "%-40s %-9s %8llu %7llu %7llu %12.3f %12.1f %12llu\n",
+			row->op ? both : name, variant_name(row->variant),
+			(unsigned long long)row->kernels, (unsigned long long)row->copies,
+			(unsigned long long)row->memsets, row->gpu_ns / 1e6, row->max_ns / 1e3,
+			(unsigned long long)row->bytes);
+	}
+	if (report->kernels.count)
+		fprintf(out, "\n%-40s %8s %12s %12s  %s\n", "KERNEL", "CALLS", "GPU(ms)",
+			"MEAN(us)", "OPERATION");
+	for (size_t i = 0; i < report->kernels.count; i++) {
+		const struct gpu_report_row *row = &report->kernels.rows[i];
+		char name[256], op[256];
+
+		fprintf(out, "%-40s %8llu %12.3f %12.1f  %s\n",
+			printable_text(row->name, name, sizeof(name)),
+			(unsigned long long)row->kernels, row->gpu_ns / 1e6,
+			row->kernels ? row->gpu_ns / 1e3 / row->kernels : 0.0,
+			printable_text(row->op, op, sizeof(op)));
+	}
+}
+
+void gpu_report_print_json(FILE *out, struct gpu_report *report, const struct profile *profile)
+{
+	const struct gpu_index_stats *s;
+
+	if (!profile->gpu) {
+		fputs("null", out);
+		return;
+	}
+	s = &profile->gpu->stats;
+	gpu_report_sort(report);
+	fprintf(out,
+		"{\"kernels\":%llu,\"copies\":%llu,\"memsets\":%llu,\"in_ops\":%llu,"
+		"\"outside\":%llu,\"unlaunched\":%llu,\"dropped\":%llu,\"invalid_times\":%llu,"
+		"\"ops\":[",
+		(unsigned long long)s->kernels, (unsigned long long)s->copies,
+		(unsigned long long)s->memsets, (unsigned long long)profile->stats.gpu_in_ops,
+		(unsigned long long)profile->stats.gpu_outside,
+		(unsigned long long)profile->stats.gpu_unlaunched, (unsigned long long)s->dropped,
+		(unsigned long long)s->invalid_times);
+	for (size_t i = 0; i < report->ops.count; i++) {
+		const struct gpu_report_row *row = &report->ops.rows[i];
+
+		fputs(i ? ",{\"op\":" : "{\"op\":", out);
+		json_string(out, row->name);
+		if (row->op) {
+			fputs(",\"launched_by\":", out);
+			json_string(out, row->op);
+		}
+		fprintf(out,
+			",\"variant\":\"%s\",\"kernels\":%llu,\"copies\":%llu,\"memsets\":%llu,"
+			"\"gpu_ns\":%llu,\"max_ns\":%llu,\"bytes\":%llu}",
+			variant_name(row->variant), (unsigned long long)row->kernels,
+			(unsigned long long)row->copies, (unsigned long long)row->memsets,
+			(unsigned long long)row->gpu_ns, (unsigned long long)row->max_ns,
+			(unsigned long long)row->bytes);
+	}
+	fputs("],\"kernel_names\":[", out);
+	for (size_t i = 0; i < report->kernels.count; i++) {
+		const struct gpu_report_row *row = &report->kernels.rows[i];
+
+		fputs(i ? ",{\"kernel\":" : "{\"kernel\":", out);
+		json_string(out, row->name);
+		fputs(",\"op\":", out);
+		json_string(out, row->op);
+		fprintf(out, ",\"calls\":%llu,\"gpu_ns\":%llu,\"max_ns\":%llu}",
+			(unsigned long long)row->kernels, (unsigned long long)row->gpu_ns,
+			(unsigned long long)row->max_ns);
+	}
+	fputs("]}", out);
+}

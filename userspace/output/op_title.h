@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef OPTRACE_TITLE_H
+#define OPTRACE_TITLE_H
+
+#include <stddef.h>
+
+#include "model/profile.h"
+
+/*
+ * An operation's one-line story, as the profile viewers title it:
+ * "cupynumeric.add [deferred; CPU×2 OMP×4] main.py:12", with the fallback
+ * reason when one ran ("sort [fallback: unimplemented_api] x.py:3") and
+ * "(cut)" when the capture ended first. Task points are those of the
+ * operation and its helpers. The text is as the process gave it: writers
+ * sanitise it for their format.
+ */
+void op_title(const struct profile *profile, const struct profile_op *op, char *buffer,
+	      size_t size);
+
+/* "CPU", "OMP", "GPU", "fallback": how titles name variants. */
+const char *variant_title(int variant);
+
+#endif /* OPTRACE_TITLE_H */

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* `optrace stat`'s report of a snapshot (model/aggregates.h), as text or as JSON. */
+#ifndef OPTRACE_STAT_PRINT_H
+#define OPTRACE_STAT_PRINT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "model/aggregates.h"
+
+struct stat_print_options {
+	bool show_helpers; /* list nested operations under their parents */
+	bool json;
+	/* JSON: more members of the top-level object, each written as ,"name":value. */
+	void (*json_members)(FILE *out, void *ctx);
+	void *json_members_ctx;
+};
+
+/* One report of every process in the snapshot (whose rows it sorts: slowest first). */
+void stat_print(FILE *out, struct stat_snapshot *snapshot,
+		const struct stat_print_options *options);
+
+#endif /* OPTRACE_STAT_PRINT_H */

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/batch_decode.h"
+
+struct pending {
+	uint64_t arrival; /* ties in time keep their order of arrival */
+	struct record_event event;
+};
+
+/*
+ * Which events of a buffer were taken. Batches come in order through the
+ * ring buffer, and the idle reads take what a thread holds, which can be
+ * ahead of a batch still in the ring buffer: what was taken above next is
+ * kept as ranges until the holes below them are filled.
+ */
+#define CURSOR_RANGES 8
+
+struct range {
+	uint64_t from;
+	uint64_t to;
+};
+
+struct thread_cursor {
+	uint64_t buffer;  /* the sequence is this buffer's */
+	bool start_known; /* a batch came: next is where the sequence began */
+	uint64_t next;	  /* every event before it was taken */
+	uint32_t range_count;
+	struct range ranges[CURSOR_RANGES]; /* taken above next: sorted, apart */
+};
+
+void batch_decoder_init(struct batch_decoder *decoder, uint64_t start_ns)
+{
+	memset(decoder, 0, sizeof(*decoder));
+	decoder->start_ns = start_ns;
+	decoder->stop_ns = UINT64_MAX;
+}
+
+void batch_decoder_free(struct batch_decoder *decoder)
+{
+	for (size_t i = 0; i < decoder->threads.capacity; i++)
+		free(decoder->threads.slots[i].value);
+	idmap_free(&decoder->threads);
+	free(decoder->heap);
+	memset(decoder, 0, sizeof(*decoder));
+}
+
+static int earlier(const struct pending *a, const struct pending *b)
+{
+	if (a->event.timestamp != b->event.timestamp)
+		return a->event.timestamp < b->event.timestamp;
+	return a->arrival < b->arrival;
+}
+
+static void swap(struct pending *a, struct pending *b)
+{
+	struct pending t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+int batch_decoder_push(struct batch_decoder *decoder, const struct record_event *event)
+{
+	struct pending *heap;
+	size_t i;
+
+	if (decoder->count == decoder->capacity) {
+		size_t capacity = decoder->capacity ? decoder->capacity * 2 : 4096;
+
+		heap = realloc(decoder->heap, capacity * sizeof(*heap));
+		if (!heap)
+			return -ENOMEM;
+		decoder->heap = heap;
+		decoder->capacity = capacity;
+	}
+	heap = decoder->heap;
+	i = decoder->count++;
+	heap[i].arrival = decoder->arrivals++;
+	heap[i].event = *event;
+	while (i && earlier(&heap[i], &heap[(i - 1) / 2])) {
+		swap(&heap[i], &heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	return 0;
+}
+
+static void pop(struct batch_decoder *decoder)
+{
+	struct pending *heap = decoder->heap;
+	size_t i = 0;
+
+	heap[0] = heap[--decoder->count];
+	for (;;) {
+		size_t left = 2 * i + 1, right = left + 1, least = i;
+
+		if (left < decoder->count && earlier(&heap[left], &heap[least]))
+			least = left;
+		if (right < decoder->count && earlier(&heap[right], &heap[least]))
+			least = right;
+		if (least == i)
+			return;
+		swap(&heap[i], &heap[least]);
+		i = least;
+	}
+}
+
+int batch_decoder_drain(struct batch_decoder *decoder, uint64_t watermark_ns,
+			int (*write)(void *ctx, const struct record_event *event), void *ctx)
+{
+	int err = 0;
+
+	while (decoder->count && decoder->heap[0].event.timestamp <= watermark_ns) {
+		const struct record_event *event = &decoder->heap[0].event;
+
+		if (event->timestamp < decoder->written_ns)
+			decoder->stats.late++;
+		else
+			decoder->written_ns = event->timestamp;
+		err = write(ctx, event);
+		pop(decoder);
+		if (err)
+			break;
+	}
+	return err;
+}
+
+/* The per-event record an event stands for: the same type and arguments. */
+static int decode(const struct optrace_event *in, struct record_event *out)
+{
+	switch (in->kind) {
+	case OPTRACE_EVENT_OP_BEGIN:
+		out->type = RECORD_OP_BEGIN;
+		out->args[0] = in->id;
+		out->args[1] = in->a;
+		out->args[2] = in->medium;
+		out->args[3] = in->b;
+		out->args[4] = in->c;
+		return 0;
+	case OPTRACE_EVENT_OP_END:
+	case OPTRACE_EVENT_OP_FALLBACK:
+	case OPTRACE_EVENT_WAIT_BEGIN:
+	case OPTRACE_EVENT_WAIT_END:
+		out->type = in->kind == OPTRACE_EVENT_OP_END	    ? RECORD_OP_END
+			    : in->kind == OPTRACE_EVENT_OP_FALLBACK ? RECORD_OP_FALLBACK
+			    : in->kind == OPTRACE_EVENT_WAIT_BEGIN  ? RECORD_WAIT_BEGIN
+								    : RECORD_WAIT_END;
+		out->args[0] = in->id;
+		out->args[1] = in->small;
+		out->args[2] = in->b; /* a fallback's detail */
+		return 0;
+	case OPTRACE_EVENT_OP_MODE:
+		out->type = RECORD_OP_MODE;
+		out->args[0] = in->id;
+		out->args[1] = in->small;
+		out->args[2] = in->medium;
+		return 0;
+	case OPTRACE_EVENT_TASK_LAUNCH:
+		out->type = RECORD_TASK_LAUNCH;
+		out->args[0] = in->id;
+		out->args[1] = in->a;
+		out->args[2] = in->c;
+		out->args[3] = in->b;
+		out->args[4] = in->medium;
+		return 0;
+	case OPTRACE_EVENT_TASK_BEGIN:
+		out->type = RECORD_TASK_BEGIN;
+		out->args[0] = in->id;
+		out->args[1] = in->medium;
+		out->args[2] = in->small;
+		out->args[3] = in->a;
+		return 0;
+	case OPTRACE_EVENT_TASK_END:
+		out->type = RECORD_TASK_END;
+		out->args[0] = in->id;
+		out->args[1] = in->medium;
+		out->args[2] = in->small;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static bool taken(const struct thread_cursor *cursor, uint64_t sequence)
+{
+	if (cursor->start_known && sequence < cursor->next)
+		return true;
+	for (uint32_t i = 0; i < cursor->range_count; i++) {
+		if (sequence >= cursor->ranges[i].from && sequence < cursor->ranges[i].to)
+			return true;
+	}
+	return false;
+}
+
+/* Events between what was taken: counted as missing, and given up on. */
+static uint64_t give_up_hole(struct thread_cursor *cursor)
+{
+	uint64_t missing = 0;
+
+	if (cursor->start_known && cursor->ranges[0].from > cursor->next)
+		missing = cursor->ranges[0].from - cursor->next;
+	cursor->next = cursor->ranges[0].to;
+	cursor->start_known = true;
+	memmove(&cursor->ranges[0], &cursor->ranges[1],
+		--cursor->range_count * sizeof(cursor->ranges[0]));
+	return missing;
+}
+
+/* Notes [from, to) as taken; returns the events given up on (too many holes). */
+static uint64_t take(struct thread_cursor *cursor, uint64_t from, uint64_t to)
+{
+	uint64_t missing = 0;
+	uint32_t i = 0;
+
+	while (i < cursor->range_count && cursor->ranges[i].to < from)
+		i++;
+	if (i < cursor->range_count && cursor->ranges[i].from <= to) {
+		/* Overlaps or touches: merge, with any later ones it reaches. */
+		if (from < cursor->ranges[i].from)
+			cursor->ranges[i].from = from;
+		if (to > cursor->ranges[i].to)
+			cursor->ranges[i].to = to;
+		while (i + 1 < cursor->range_count &&
+		       cursor->ranges[i + 1].from <= cursor->ranges[i].to) {
+			if (cursor->ranges[i + 1].to > cursor->ranges[i].to)
+				cursor->ranges[i].to = cursor->ranges[i + 1].to;
+			memmove(&cursor->ranges[i + 1], &cursor->ranges[i + 2],
+				(cursor->range_count - i - 2) * sizeof(cursor->ranges[0]));
+			cursor->range_count--;
+		}
+	} else {
+		if (cursor->range_count == CURSOR_RANGES) {
+			missing += give_up_hole(cursor);
+			if (i)
+				i--;
+		}
+		memmove(&cursor->ranges[i + 1], &cursor->ranges[i],
+			(cursor->range_count - i) * sizeof(cursor->ranges[0]));
+		cursor->ranges[i] = (struct range){ from, to };
+		cursor->range_count++;
+	}
+	while (cursor->start_known && cursor->range_count &&
+	       cursor->ranges[0].from <= cursor->next) {
+		if (cursor->ranges[0].to > cursor->next)
+			cursor->next = cursor->ranges[0].to;
+		memmove(&cursor->ranges[0], &cursor->ranges[1],
+			--cursor->range_count * sizeof(cursor->ranges[0]));
+	}
+	return missing;
+}
+
+/* The buffer's cursor; a new thread with a reused tid has a buffer of its own. */
+static struct thread_cursor *cursor_of(struct batch_decoder *decoder, uint32_t tgid, uint32_t tid,
+				       uint64_t buffer)
+{
+	struct thread_cursor *cursor = idmap_get(&decoder->threads, tgid, tid);
+
+	if (cursor && cursor->buffer == buffer)
+		return cursor;
+	if (!cursor) {
+		cursor = malloc(sizeof(*cursor));
+		if (!cursor || idmap_put(&decoder->threads, tgid, tid, cursor)) {
+			free(cursor);
+			return NULL;
+		}
+	}
+	memset(cursor, 0, sizeof(*cursor));
+	cursor->buffer = buffer;
+	return cursor;
+}
+
+void batch_decoder_finish(struct batch_decoder *decoder)
+{
+	for (size_t i = 0; i < decoder->threads.capacity; i++) {
+		struct thread_cursor *cursor = decoder->threads.slots[i].value;
+
+		while (cursor && cursor->range_count)
+			decoder->stats.missing += give_up_hole(cursor);
+	}
+}
+
+int batch_decoder_add(struct batch_decoder *decoder, const struct batch_origin *origin,
+		      uint64_t sequence, uint32_t count, const struct optrace_event *events)
+{
+	struct thread_cursor *cursor =
+		cursor_of(decoder, origin->tgid, origin->tid, origin->buffer);
+	int err;
+
+	if (!cursor)
+		return -ENOMEM;
+	/* The ring buffer brings a buffer's batches in order: its first is the start. */
+	if (!origin->idle && !cursor->start_known) {
+		cursor->start_known = true;
+		cursor->next = sequence;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		struct record_event record = {
+			.timestamp = events[i].time_ns,
+			.tgid = origin->tgid,
+			.tid = origin->tid,
+			.cpu = origin->cpu,
+		};
+
+		if (taken(cursor, sequence + i)) {
+			decoder->stats.duplicates++;
+			continue;
+		}
+		if (events[i].time_ns < decoder->start_ns || events[i].time_ns > decoder->stop_ns) {
+			decoder->stats.outside++;
+			continue;
+		}
+		if (decode(&events[i], &record)) {
+			decoder->stats.malformed++;
+			continue;
+		}
+		if (record.type == RECORD_OP_BEGIN || record.type == RECORD_TASK_BEGIN)
+			record.ns_tid = origin->ns_tid;
+		err = batch_decoder_push(decoder, &record);
+		if (err)
+			return err;
+		decoder->stats.decoded++;
+	}
+	if (count)
+		decoder->stats.missing += take(cursor, sequence, sequence + count);
+	return 0;
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "trace/batch_read.h"
+#include "trace/runtime_info.h"
+
+/* Threads a registry may list: more is a loop or garbage. */
+#define MAX_BUFFERS 65536
+
+int process_read(pid_t pid, uint64_t address, void *buffer, size_t size)
+{
+	struct iovec local = { .iov_base = buffer, .iov_len = size };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)address, .iov_len = size };
+	ssize_t done = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	if (done < 0)
+		return -errno;
+	return (size_t)done == size ? 0 : -EFAULT;
+}
+
+int process_read_string(pid_t pid, uint64_t address, char *text, size_t size, bool *truncated)
+{
+	struct iovec local = { .iov_base = text, .iov_len = size };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)address, .iov_len = size };
+	ssize_t done = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	*truncated = false;
+	if (done < 0 || !size)
+		return done < 0 ? -errno : -EINVAL;
+	/* A string near the end of its mapping reads short: enough if it ends. */
+	if (memchr(text, '\0', (size_t)done))
+		return 0;
+	if ((size_t)done < size) {
+		text[0] = '\0';
+		return -EFAULT;
+	}
+	text[size - 1] = '\0';
+	*truncated = true;
+	return 0;
+}
+
+/* The threads of process pid now; MAX_BUFFERS / 4 if they cannot be counted. */
+static int thread_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *entry;
+	int count = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return MAX_BUFFERS / 4;
+	while ((entry = readdir(dir)) && count < MAX_BUFFERS / 4)
+		count += entry->d_name[0] != '.';
+	closedir(dir);
+	return count;
+}
+
+/* The head of a buffer: everything before its events. */
+struct batch_head {
+	uint32_t magic;
+	uint16_t event_size;
+	uint16_t capacity;
+	uint32_t tid;
+	uint32_t reserved;
+	uint64_t position;
+	uint64_t next;
+};
+
+_Static_assert(sizeof(struct batch_head) == offsetof(struct optrace_batch, events),
+	       "struct optrace_batch's head");
+
+static int read_buffer(pid_t pid, uint64_t address, struct batch_head *head,
+		       struct optrace_event *events, batch_read_fn fn, void *ctx, int *read)
+{
+	uint64_t position_after;
+	uint32_t count;
+
+	if (process_read(pid, address, head, sizeof(*head)))
+		return -EPROTO;
+	if (head->magic != OPTRACE_BATCH_MAGIC || head->event_size != sizeof(*events) ||
+	    head->capacity != OPTRACE_BATCH_EVENTS)
+		return -EPROTO;
+	count = OPTRACE_BATCH_COUNT(head->position);
+	if (!head->tid || !count)
+		return 0;
+	if (count > OPTRACE_BATCH_EVENTS)
+		return 0; /* a torn or hostile head: the thread hands it over itself */
+	if (process_read(pid, address + sizeof(*head), events, count * sizeof(*events)) ||
+	    process_read(pid, address + offsetof(struct batch_head, position), &position_after,
+			 sizeof(position_after)))
+		return 0;
+	/* Handed over and refilled meanwhile: the thread's own flush has it. */
+	if (OPTRACE_BATCH_SEQUENCE(position_after) != OPTRACE_BATCH_SEQUENCE(head->position))
+		return 0;
+	(*read)++;
+	return fn(ctx, pid, head->tid, address + sizeof(*head),
+		  OPTRACE_BATCH_SEQUENCE(head->position), count, events);
+}
+
+int batch_read_process(pid_t pid, batch_read_fn fn, void *ctx)
+{
+	struct optrace_batch_registry registry;
+	struct optrace_event *events;
+	struct batch_head head;
+	uint64_t address = 0;
+	int err, read = 0, limit;
+
+	err = liboptrace_symbol_address(pid, "optrace_batches", &address);
+	if (err)
+		return err;
+	err = process_read(pid, address, &registry, sizeof(registry));
+	if (err)
+		return err == -EFAULT ? -EPROTO : err;
+	if (registry.magic != OPTRACE_BATCH_REGISTRY_MAGIC)
+		return -EPROTO;
+	events = malloc(OPTRACE_BATCH_EVENTS * sizeof(*events));
+	if (!events)
+		return -ENOMEM;
+	/*
+	 * A registry lists one buffer per thread the process ever had at once:
+	 * a walk longer than a few times its threads, or one that comes back
+	 * to where it was, is a loop that a hostile process made.
+	 */
+	limit = 4 * thread_count(pid) + 64;
+	address = registry.head;
+	for (int i = 0; address && i < limit; i++) {
+		err = read_buffer(pid, address, &head, events, fn, ctx, &read);
+		if (err || head.next == address)
+			break;
+		address = head.next;
+	}
+	free(events);
+	return err < 0 ? err : read;
+}

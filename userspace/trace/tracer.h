@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The targets of a tracing command (stat, top, record): processes by pid,
+ * every process that maps liboptrace (-a), or a command optrace starts and
+ * follows with its descendants (-- COMMAND). Shared option parsing, attach,
+ * liveness and detach.
+ */
+#ifndef OPTRACE_TRACER_H
+#define OPTRACE_TRACER_H
+
+#include <argp.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "trace/attach.h"
+#include "trace/batch_read.h"
+
+#define TRACER_MAX_PIDS 64
+#define TRACER_MAX_LIBRARIES 64
+#define TRACER_MAX_FOUND 4096
+
+struct tracer_options {
+	pid_t pids[TRACER_MAX_PIDS];
+	int pid_count;
+	bool all;
+	char **command; /* after "--" */
+	const char *library;
+	enum attach_mode attach_mode;
+	bool per_event;	 /* --per-event: one probe hit per event, not the fast path */
+	bool no_command; /* the command does not take -- COMMAND (top) */
+};
+
+extern struct tracer_options tracer_options;
+
+/* An argp child for -p, -a, --lib and --attach; checks one kind of target. */
+extern const struct argp tracer_argp;
+
+/* CLOCK_MONOTONIC in ns: the clock of bpf_ktime_get_ns() and of the fast path's events. */
+uint64_t tracer_now_ns(void);
+
+/* A positive integer option (at most 10^9), or an argp error naming what. */
+long tracer_parse_positive(const char *arg, struct argp_state *state, const char *what);
+
+/* Set by SIGINT or SIGTERM once tracer_catch_signals() ran: stop and report. */
+extern volatile sig_atomic_t tracer_exiting;
+void tracer_catch_signals(void);
+
+/*
+ * Takes the command after "--" out of argv into tracer_options.command.
+ * Returns the argc left to parse, or -1 (with a message) for a bare "--".
+ */
+int tracer_split_command(int argc, char **argv);
+
+struct bpf_object;
+struct bpf_link;
+
+struct tracer {
+	struct bpf_object *obj;
+	struct attacher attacher;
+	struct bpf_link *fork_link;
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} libraries[TRACER_MAX_LIBRARIES]; /* attached for every process */
+	int library_count;
+	char library_buffer[PATH_MAX];
+	pid_t child;
+	int child_status;
+	bool child_exited;
+	bool fast_path; /* the batch probe, not the per-event probes */
+	/* With -a: the processes that mapped liboptrace at the last scan (each second). */
+	pid_t found[TRACER_MAX_FOUND];
+	int found_count;
+	int scan_count; /* while a scan fills found */
+};
+
+/*
+ * Before the object is loaded: checks that tracing is possible here and
+ * chooses how to attach. Prints what is wrong; returns 0 or a negative errno.
+ * The caller sets the object's filter_targets to (tracer_options.command
+ * != NULL) itself, in its skeleton's rodata.
+ */
+int tracer_prepare(struct tracer *tracer, struct bpf_object *obj);
+
+/*
+ * Reads the events the targets' threads still hold in their fast-path
+ * buffers (idle threads hand nothing over by themselves). Returns the
+ * number of buffers read.
+ */
+int tracer_read_buffers(struct tracer *tracer, batch_read_fn fn, void *ctx);
+
+/* The result of loading the object: says what failed, and returns err. */
+int tracer_loaded(int err);
+
+/*
+ * After load: attaches to the targets. With a command, starts it stopped,
+ * makes it a target, attaches, then lets it run, so that none of its
+ * operations is missed. Prints what is wrong; returns 0 or a negative errno.
+ */
+int tracer_attach(struct tracer *tracer);
+
+/* True if a target given by -p, or the command or a descendant, maps a file named name. */
+bool tracer_targets_map(struct tracer *tracer, const char *name);
+
+/* True while a target is alive (always with -a). */
+bool tracer_alive(struct tracer *tracer);
+
+/*
+ * Every second or so: with -a, attaches to liboptrace files that new
+ * processes brought; with a command, forgets the targets that exited.
+ */
+void tracer_rescan(struct tracer *tracer);
+
+/*
+ * Detaches (the kernel disarms the semaphores: the targets go on untraced).
+ * A command optrace started that is still running gets SIGTERM, and SIGKILL
+ * a second later (interrupted: optrace got a signal, so say less). Returns
+ * the command's exit status (128 + signal when killed), or 0.
+ */
+int tracer_finish(struct tracer *tracer, bool interrupted);
+
+#endif /* OPTRACE_TRACER_H */
