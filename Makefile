@@ -13,7 +13,8 @@ VERSION := 0.1.0
 SOVERSION := 1
 
 CFLAGS ?= -O2 -g
-WARNINGS := -Wall -Wextra
+# CI builds with WERROR=1: a warning fails the build there.
+WARNINGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 INCLUDES := -Iinclude -I$(OUTPUT)/probes
 ALL_CFLAGS := $(CFLAGS) $(WARNINGS) $(INCLUDES) -std=gnu11 -fPIC -pthread
 
@@ -36,7 +37,8 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all lib optrace python demo tests bench run-bench test install clean deps sanitize
+.PHONY: all lib optrace python demo tests bench run-bench test install clean deps sanitize \
+	format format-check lint
 
 all: lib optrace python $(DEMO) tests bench
 
@@ -433,6 +435,34 @@ bench: $(BENCH_BINS)
 
 run-bench: $(BENCH_BINS) $(OPTRACE)
 	$(Q)bench/run.sh $(OUTPUT)
+
+# ---- habits: layout and lint ------------------------------------------------
+
+# Every C source of the project, laid out by .clang-format.
+FORMAT_SRCS := $(wildcard include/optrace/*.h probes/*.[ch] probes/cupti/*.[ch] bpf/*.[ch] \
+	userspace/*/*.[ch] python/*.[ch] tests/*/*.[ch] bench/*.[ch] examples/demo/*.[ch] \
+	examples/demo/lib/*.[ch])
+CLANG_FORMAT ?= clang-format
+CPPCHECK ?= cppcheck
+
+format:
+	$(call msg,FORMAT,$(words $(FORMAT_SRCS)) files)
+	$(Q)$(CLANG_FORMAT) -i $(FORMAT_SRCS)
+
+format-check: | $(DEPS_STAMP)
+	$(call msg,FORMAT,check of $(words $(FORMAT_SRCS)) files)
+	$(Q)$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_SRCS) || \
+		{ echo "make format: lays these files out as .clang-format says" >&2; exit 1; }
+
+# The tool's own sources: cppcheck's warnings, and the stages' include order.
+LINT_SRCS := $(wildcard userspace/*/*.c probes/*.c probes/cupti/*.c python/*.c)
+lint: | $(DEPS_STAMP)
+	$(call msg,LINT,cppcheck and scripts/check-layers.sh)
+	$(Q)$(CPPCHECK) --quiet --error-exitcode=1 --std=c11 --inline-suppr \
+		--enable=warning,performance,portability --suppressions-list=scripts/cppcheck.supp \
+		--include=scripts/cppcheck.h -D__linux__ -D__x86_64__ -Iinclude -Iuserspace -I. \
+		$(LINT_SRCS)
+	$(Q)scripts/check-layers.sh
 
 # ---- install -----------------------------------------------------------------
 

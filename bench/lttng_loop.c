@@ -35,11 +35,12 @@ static __thread struct {
 	uint64_t stack[STACK_DEPTH];
 } thread;
 
-static const char doc[] = "Fire LTTng-UST op_begin/op_end tracepoints in a loop; print ns per hit.\n"
-			  "\n"
-			  "EXAMPLES:\n"
-			  "    lttng_loop -n 1000000\n"
-			  "    lttng_loop --wait &   # start an LTTng session, then: kill -USR1 $!\n";
+static const char doc[] =
+	"Fire LTTng-UST op_begin/op_end tracepoints in a loop; print ns per hit.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    lttng_loop -n 1000000\n"
+	"    lttng_loop --wait &   # start an LTTng session, then: kill -USR1 $!\n";
 
 static const struct argp_option options[] = {
 	{ "iterations", 'n', "N", 0, "Operations to run (default 2000000)", 0 },
@@ -75,7 +76,8 @@ static void on_usr1(int signo)
 static __attribute__((noinline)) uint64_t op_begin(const char *name, const char *callsite)
 {
 	uint32_t depth = thread.depth++;
-	uint64_t parent = depth ? thread.stack[depth < STACK_DEPTH ? depth - 1 : STACK_DEPTH - 1] : 0;
+	uint64_t parent =
+		depth ? thread.stack[depth < STACK_DEPTH ? depth - 1 : STACK_DEPTH - 1] : 0;
 	uint64_t op = ++thread.next_op;
 
 	lttng_ust_tracepoint(optrace_lttng, op_begin, op, parent, depth, name, callsite);

@@ -5,6 +5,8 @@
  * Strings go in as pointers (hex integers), never copied, as optrace does.
  * Found through -Ibench: <lttng/tracepoint-event.h> includes it again.
  */
+/* LTTng's macro language, laid out as its documentation does. */
+/* clang-format off */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
 #define LTTNG_UST_TRACEPOINT_PROVIDER optrace_lttng
 
@@ -37,6 +39,7 @@ LTTNG_UST_TRACEPOINT_EVENT(optrace_lttng, op_end,
 	)
 )
 
+/* clang-format on */
 #endif /* OPTRACE_LTTNG_TP_H */
 
 #include <lttng/tracepoint-event.h>

@@ -21,12 +21,81 @@ enum record_type {
 	RECORD_STRING,	    /* struct record_string */
 	RECORD_GPU,	    /* struct record_gpu: an optrace_gpu record probe */
 	RECORD_GPU_NAME,    /* struct record_gpu_name: the kernel_name probe */
-	RECORD_GPU_DROPPED, /* struct record_event: args[0] records the producer dropped */
+	RECORD_GPU_DROPPED, /* struct record_event: gpu_dropped */
 	RECORD_BATCH,	    /* struct record_batch: only in the ring buffer, never in a capture */
 	RECORD__COUNT
 };
 
-/* A probe hit: its arguments as the probe passed them (see docs/probes.md). */
+/*
+ * The arguments of each kind of event, in the order its probe passes them
+ * (docs/probes.md); one 8-byte slot each, signed ones sign-extended. The
+ * model and the outputs read events only through these.
+ */
+struct event_rt_init {
+	__s64 abi_version;
+	__s64 rank;
+	__s64 rank_count;
+};
+
+struct event_op_begin {
+	__u64 op;
+	__u64 parent; /* 0 at depth 0 */
+	__u64 depth;
+	__u64 name; /* string addresses in the process */
+	__u64 callsite;
+};
+
+struct event_op_end {
+	__u64 op;
+	__s64 status; /* enum optrace_status */
+};
+
+struct event_op_mode {
+	__u64 op;
+	__s64 mode; /* enum optrace_mode */
+	__s64 reason;
+};
+
+struct event_op_fallback {
+	__u64 op;
+	__s64 reason; /* enum optrace_fallback_reason */
+	__u64 detail; /* a string address, or 0 */
+};
+
+struct event_task_launch {
+	__u64 task;
+	__u64 op;
+	__u64 root_op;
+	__u64 name;
+	__u64 points;
+};
+
+struct event_task_begin {
+	__u64 task;
+	__u64 point;
+	__s64 variant; /* enum optrace_variant */
+	__u64 processor;
+};
+
+struct event_task_end {
+	__u64 task;
+	__u64 point;
+	__s64 status;
+};
+
+/* wait_begin and wait_end. */
+struct event_wait {
+	__u64 op;
+	__s64 kind; /* enum optrace_wait_kind */
+};
+
+struct event_gpu_dropped {
+	__u64 records; /* records the producer (CUPTI) dropped */
+};
+
+#define RECORD_EVENT_ARGS 5
+
+/* A probe hit. */
 struct record_event {
 	__u64 timestamp; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	__u32 tgid;
@@ -38,7 +107,20 @@ struct record_event {
 	 * (a container's), which CUPTI reports in GPU records; 0 elsewhere.
 	 */
 	__u32 ns_tid;
-	__u64 args[5];
+	union {
+		/* How the BPF programs fill them: the probe's arguments in order. */
+		__u64 args[RECORD_EVENT_ARGS];
+		struct event_rt_init rt_init;
+		struct event_op_begin op_begin;
+		struct event_op_end op_end;
+		struct event_op_mode op_mode;
+		struct event_op_fallback op_fallback;
+		struct event_task_launch task_launch;
+		struct event_task_begin task_begin;
+		struct event_task_end task_end;
+		struct event_wait wait;
+		struct event_gpu_dropped gpu_dropped;
+	};
 };
 
 /* The text at an address of a process, sent once, before its first use. */

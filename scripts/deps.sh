@@ -19,6 +19,7 @@ packages=(
 	bc time				# the benchmarks' arithmetic and peak memory
 	python3-dev python3-numpy	# the optrace Python module, the Python demo
 	lttng-tools liblttng-ust-dev	# LTTng-UST, the benchmarks' overhead anchor
+	clang-format cppcheck		# make format-check, make lint
 )
 
 missing=()

@@ -20,7 +20,7 @@ struct workload_params {
 	unsigned int kinds; /* enum workload_kind bits */
 	size_t size;	    /* elements, at least 3 */
 	unsigned int iterations;
-	bool forever; /* repeat until should_stop() */
+	bool forever;	       /* repeat until should_stop() */
 	unsigned int pause_ms; /* between rounds, when forever */
 	bool (*should_stop)(void);
 };

@@ -158,7 +158,7 @@ struct optrace_gpu_dropped {
  * then records, nothing checked) is still read.
  */
 #define OPTRACE_GPU_FILE_MAGIC "OPTRGPU"
-#define OPTRACE_GPU_FILE_VERSION 2
+#define OPTRACE_GPU_FILE_VERSION 2u
 
 struct optrace_gpu_file_header {
 	char magic[8];		 /* OPTRACE_GPU_FILE_MAGIC, NUL-padded */

@@ -46,8 +46,9 @@ static char *read_bytes(const char *path, size_t *size)
 /* Says the input is damaged: in what it printed, or by failing. */
 static bool said_damaged(int status, const char *out_path, const char *err_path)
 {
-	static const char *const words[] = { "cut", "corrupt", "damaged", "truncated", "garbage",
-					     "not an optrace", "end marker", "LOST", NULL };
+	static const char *const words[] = { "cut",	   "corrupt", "damaged",
+					     "truncated",  "garbage", "not an optrace",
+					     "end marker", "LOST",    NULL };
 	char *out = read_file(out_path), *err = read_file(err_path);
 	bool said = WIFEXITED(status) && WEXITSTATUS(status) != 0;
 
@@ -97,8 +98,8 @@ static void check_copy(const char *what, const char *data, size_t size)
 START_TEST(test_damaged_captures)
 {
 	char *capture = test_path("good.capture"), *copy, what[64];
-	char *record[] = { OPTRACE, "record", "-q", "-o", capture, "--", DEMO, "-w", "stats", "-q",
-			   "--truth", "/dev/null", NULL };
+	char *record[] = { OPTRACE, "record", "-q", "-o",      capture,	    "--", DEMO,
+			   "-w",    "stats",  "-q", "--truth", "/dev/null", NULL };
 
 	NEED_BPF();
 	ck_assert_int_eq(run_command(record, NULL, NULL, 120), 0);

@@ -613,7 +613,7 @@ static int capture_processes(const char *path, struct process *processes, int ma
 			processes[count++] = (struct process){ (pid_t)event->tgid, -1, false };
 		}
 		if (event->type == RECORD_RT_INIT)
-			processes[i].rank = (int)(int64_t)event->args[1];
+			processes[i].rank = (int)event->rt_init.rank;
 		else
 			processes[i].ops = true;
 	}

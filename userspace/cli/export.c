@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/diag.h"
 #include "output/chrome.h"
 #include "cli/commands.h"
 #include "output/legion_export.h"
@@ -178,15 +179,14 @@ cleanup:
 		err = -errno;
 	if (opened) {
 		if (err) {
-			fprintf(stderr, "optrace: cannot write %s: %s\n", env.output,
-				strerror(-err));
+			diag("cannot write %s: %s", env.output, strerror(-err));
 			out_file_discard(&output);
 		} else {
 			err = out_file_commit(&output);
 		}
 	}
 	if (!err)
-		fprintf(stderr, "optrace: wrote %s\n", env.output);
+		diag("wrote %s", env.output);
 	profile_free(&profile);
 	replay_close(&replay);
 	return err;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/diag.h"
 #include "cli/commands.h"
 #include "trace/setup.h"
 #include "trace/targets.h"
@@ -133,21 +134,19 @@ int cmd_list(int argc, char **argv)
 	if (env.pid) {
 		err = find_liboptrace(env.pid, &library);
 		if (err == -ESRCH) {
-			fprintf(stderr, "optrace: no process %d\n", env.pid);
+			diag("no process %d", env.pid);
 			return 1;
 		}
 		if (err == -ENOENT) {
-			fprintf(stderr,
-				"optrace: process %d does not map liboptrace: it is not an "
-				"instrumented runtime, or has not loaded it yet\n",
-				env.pid);
+			diag("process %d does not map liboptrace: it is not an "
+			     "instrumented runtime, or has not loaded it yet",
+			     env.pid);
 			return 1;
 		}
 		if (err) {
-			fprintf(stderr,
-				"optrace: cannot read the mappings of process %d: %s "
-				"(are you root?)\n",
-				env.pid, strerror(-err));
+			diag("cannot read the mappings of process %d: %s "
+			     "(are you root?)",
+			     env.pid, strerror(-err));
 			return 1;
 		}
 		path = library.path;
@@ -160,16 +159,16 @@ int cmd_list(int argc, char **argv)
 
 	err = usdt_notes_read(path, NULL, &notes);
 	if (err) {
-		fprintf(stderr, "optrace: cannot read probes from %s: %s\n", path,
-			err == -ENOEXEC	 ? "not an ELF file"
-			: err == -EINVAL ? "not a regular file (a pipe?): give the library's path"
-					 : strerror(-err));
+		diag("cannot read probes from %s: %s", path,
+		     err == -ENOEXEC  ? "not an ELF file"
+		     : err == -EINVAL ? "not a regular file (a pipe?): give the library's path"
+				      : strerror(-err));
 		err = 1;
 		goto cleanup;
 	}
 	keep_optrace_providers(&notes);
 	if (!notes.count) {
-		fprintf(stderr, "optrace: %s has no optrace probes\n", path);
+		diag("%s has no optrace probes", path);
 		err = 1;
 		goto cleanup;
 	}

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/diag.h"
 #include "trace/batch_decode.h"
 #include "trace/batch_read.h"
 #include "capture/capture.h"
@@ -335,9 +336,8 @@ static int inject_collector(void)
 	const char *slash;
 
 	if (!tracer_options.command) {
-		fprintf(stderr,
-			"optrace: --cuda loads the collector into a command: give -- COMMAND "
-			"(a running process loads it only at its start)\n");
+		diag("--cuda loads the collector into a command: give -- COMMAND "
+		     "(a running process loads it only at its start)");
 		return -EINVAL;
 	}
 	if (getenv("CUDA_INJECTION64_PATH"))
@@ -347,14 +347,13 @@ static int inject_collector(void)
 		 slash ? (int)(slash - tracer_options.library) : 1,
 		 slash ? tracer_options.library : ".");
 	if (access(path, R_OK)) {
-		fprintf(stderr,
-			"optrace: no %s: it is built only where CUPTI's headers are found "
-			"(CUDA_HOME); or set CUDA_INJECTION64_PATH yourself\n",
-			path);
+		diag("no %s: it is built only where CUPTI's headers are found "
+		     "(CUDA_HOME); or set CUDA_INJECTION64_PATH yourself",
+		     path);
 		return -ENOENT;
 	}
 	if (verbose)
-		fprintf(stderr, "optrace: CUDA_INJECTION64_PATH=%s\n", path);
+		diag("CUDA_INJECTION64_PATH=%s", path);
 	return setenv("CUDA_INJECTION64_PATH", path, 1) ? -errno : 0;
 }
 
@@ -387,7 +386,7 @@ int cmd_record(int argc, char **argv)
 	libbpf_set_print(libbpf_print);
 	skel = record_bpf__open();
 	if (!skel) {
-		fprintf(stderr, "optrace: cannot open the BPF object: %s\n", strerror(errno));
+		diag("cannot open the BPF object: %s", strerror(errno));
 		return 1;
 	}
 	skel->rodata->filter_targets = tracer_options.command != NULL;
@@ -405,7 +404,7 @@ int cmd_record(int argc, char **argv)
 	ring = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, &recorder, NULL);
 	if (!ring) {
 		err = -errno;
-		fprintf(stderr, "optrace: cannot read the ring buffer: %s\n", strerror(errno));
+		diag("cannot read the ring buffer: %s", strerror(errno));
 		goto cleanup;
 	}
 
@@ -433,8 +432,7 @@ int cmd_record(int argc, char **argv)
 	}
 	err = capture_writer_fdopen(&recorder.writer, fd, &writer_opts);
 	if (err) {
-		fprintf(stderr, "optrace: cannot write %s: %s\n", out_file_name(&output),
-			strerror(-err));
+		diag("cannot write %s: %s", out_file_name(&output), strerror(-err));
 		close(fd);
 		out_file_discard(&output);
 		goto cleanup;
@@ -523,12 +521,11 @@ cleanup:
 		write_ordered(&recorder, UINT64_MAX);
 		if (recorder.decoder.stats.missing || recorder.decoder.stats.late ||
 		    recorder.decoder.stats.malformed)
-			fprintf(stderr,
-				"optrace: fast path: %llu events never handed over, %llu written "
-				"out of order, %llu malformed\n",
-				(unsigned long long)recorder.decoder.stats.missing,
-				(unsigned long long)recorder.decoder.stats.late,
-				(unsigned long long)recorder.decoder.stats.malformed);
+			diag("fast path: %llu events never handed over, %llu written "
+			     "out of order, %llu malformed",
+			     (unsigned long long)recorder.decoder.stats.missing,
+			     (unsigned long long)recorder.decoder.stats.late,
+			     (unsigned long long)recorder.decoder.stats.malformed);
 	}
 	if (recorder.writer) {
 		struct capture_counter counters[] = {
@@ -556,8 +553,7 @@ cleanup:
 		close_err = capture_close(recorder.writer, counters,
 					  sizeof(counters) / sizeof(counters[0]));
 		if (close_err && !err && !recorder.error)
-			fprintf(stderr, "optrace: cannot finish %s: %s\n", out_file_name(&output),
-				strerror(-close_err));
+			diag("cannot finish %s: %s", out_file_name(&output), strerror(-close_err));
 		err = err ?: recorder.error ?: close_err;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (!env.quiet) {
@@ -572,7 +568,7 @@ cleanup:
 		close_err = out_file_commit(&output);
 		err = err ?: close_err;
 		if (!close_err && !env.quiet)
-			fprintf(stderr, "optrace: wrote %s\n", env.output);
+			diag("wrote %s", env.output);
 	}
 	ring_buffer__free(ring);
 	record_bpf__destroy(skel);

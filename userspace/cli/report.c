@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/diag.h"
 #include "capture/capture.h"
 #include "cli/commands.h"
 #include "output/json.h"
@@ -233,7 +234,7 @@ int cmd_report(int argc, char **argv)
 	if (env.dump) {
 		err = capture_dump(stdout, env.path, env.dump_records);
 		if (err < 0)
-			fprintf(stderr, "optrace: cannot read %s: %s\n", env.path, strerror(-err));
+			diag("cannot read %s: %s", env.path, strerror(-err));
 		return err ? 1 : 0;
 	}
 	report_builder_init(&builder, &consumer, env.by_site, env.internal);
@@ -248,7 +249,7 @@ int cmd_report(int argc, char **argv)
 	err = report_builder_finish(&builder, &profile);
 	err = err ?: report_builder_add_capture(&builder, replay.status);
 	if (err) {
-		fprintf(stderr, "optrace: out of memory\n");
+		diag("out of memory");
 		goto cleanup;
 	}
 	lost_note(&replay, lost, sizeof(lost));
@@ -265,8 +266,7 @@ int cmd_report(int argc, char **argv)
 		gpu_report_print(stdout, &builder.gpu, &profile);
 	/* What could be read was printed, with why the rest could not: then fail. */
 	if (nothing_readable(replay.status)) {
-		fprintf(stderr, "optrace: nothing in %s could be read: %s\n", env.path,
-			replay.status->message);
+		diag("nothing in %s could be read: %s", env.path, replay.status->message);
 		err = -EBADMSG;
 	}
 

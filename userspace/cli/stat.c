@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/diag.h"
 #include "cli/commands.h"
 #include "trace/setup.h"
 #include "stat.skel.h"
@@ -252,8 +253,7 @@ static int inject_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t address, u
 		copy_strings(skel, pid, &events[i]);
 	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.inject_batch), &opts);
 	if (err && verbose)
-		fprintf(stderr, "optrace: cannot count the buffer of thread %u: %s\n", tid,
-			strerror(errno));
+		diag("cannot count the buffer of thread %u: %s", tid, strerror(errno));
 	return 0;
 }
 
@@ -266,8 +266,7 @@ static int print_snapshot(struct stat_bpf *skel, bool clear)
 	note_ranks(skel, true);
 	err = stat_snapshot_read(skel, &snapshot, clear);
 	if (err) {
-		fprintf(stderr, "optrace: cannot read the kernel's aggregates: %s\n",
-			strerror(-err));
+		diag("cannot read the kernel's aggregates: %s", strerror(-err));
 		return err;
 	}
 	for (size_t i = 0; i < snapshot.process_count; i++) {
@@ -311,7 +310,7 @@ static int run(int argc, char **argv, const struct argp *argp)
 	libbpf_set_print(libbpf_print);
 	skel = stat_bpf__open();
 	if (!skel) {
-		fprintf(stderr, "optrace: cannot open the BPF object: %s\n", strerror(errno));
+		diag("cannot open the BPF object: %s", strerror(errno));
 		return 1;
 	}
 	skel->rodata->filter_targets = tracer_options.command != NULL;

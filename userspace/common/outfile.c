@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/diag.h"
 #include "common/outfile.h"
 
 #define TEMP_TRIES 100
@@ -131,13 +132,12 @@ static int create_temp(struct out_file *out, unsigned int flags)
 		}
 		fd = -errno;
 		if (fd == -EEXIST && flags & OUT_FILE_PARTIAL) {
-			fprintf(stderr,
-				"optrace: %s exists: left by a recorder that is still running or "
-				"was killed (optrace report reads it); move or remove it, or give "
-				"another -o\n",
-				temp);
+			diag("%s exists: left by a recorder that is still running or "
+			     "was killed (optrace report reads it); move or remove it, or give "
+			     "another -o",
+			     temp);
 		} else if (fd != -EEXIST || i == TEMP_TRIES - 1) {
-			fprintf(stderr, "optrace: cannot create %s: %s\n", temp, strerror(-fd));
+			diag("cannot create %s: %s", temp, strerror(-fd));
 		}
 		free(temp);
 		if (flags & OUT_FILE_PARTIAL)
@@ -159,15 +159,14 @@ int out_file_open(struct out_file *out, const char *path, unsigned int flags,
 		return -ENOMEM;
 	exists = !stat(out->path, &st);
 	if (exists && S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "optrace: %s is a directory: give the file to write\n", path);
+		diag("%s is a directory: give the file to write", path);
 		fd = -EISDIR;
 		goto fail;
 	}
 	if (exists && out_file_is_input(out->path, inputs, input_count)) {
-		fprintf(stderr,
-			"optrace: %s is also an input of this command, which would destroy it: "
-			"give another output\n",
-			path);
+		diag("%s is also an input of this command, which would destroy it: "
+		     "give another output",
+		     path);
 		fd = -EINVAL;
 		goto fail;
 	}
@@ -176,7 +175,7 @@ int out_file_open(struct out_file *out, const char *path, unsigned int flags,
 		fd = open(out->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0) {
 			fd = -errno;
-			fprintf(stderr, "optrace: cannot open %s: %s\n", path, strerror(-fd));
+			diag("cannot open %s: %s", path, strerror(-fd));
 			goto fail;
 		}
 		return fd;
@@ -209,8 +208,8 @@ int out_file_commit(struct out_file *out)
 
 	if (out->temp && rename(out->temp, out->path)) {
 		err = -errno;
-		fprintf(stderr, "optrace: cannot rename %s to %s: %s; the output is in %s\n",
-			out->temp, out->path, strerror(-err), out->temp);
+		diag("cannot rename %s to %s: %s; the output is in %s", out->temp, out->path,
+		     strerror(-err), out->temp);
 	}
 	out_file_free(out);
 	return err;

@@ -51,7 +51,7 @@ static int add_capture_record(struct gpu_index *index, const struct capture_reco
 					  name->unreadable ? "(unreadable)" : text);
 	}
 	case RECORD_GPU_DROPPED:
-		index->stats.dropped += event->args[0];
+		index->stats.dropped += event->gpu_dropped.records;
 		return 0;
 	default:
 		return 0;

@@ -310,26 +310,27 @@ static void unwind_to(struct profile *profile, struct profile_thread *thread, si
 
 static int op_begin(struct profile *profile, const struct record_event *event)
 {
+	const struct event_op_begin *begin = &event->op_begin;
 	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
 	struct profile_op *op = calloc(1, sizeof(*op)), *top;
 
 	if (!thread || !op)
 		goto nomem;
 	/* The probe's depth is the runtime's own: deeper open ops missed their end. */
-	unwind_to(profile, thread, (size_t)event->args[2], event->timestamp);
+	unwind_to(profile, thread, (size_t)begin->depth, event->timestamp);
 	op->tgid = event->tgid;
 	op->tid = event->tid;
-	op->id = event->args[0];
-	op->depth = (uint32_t)event->args[2];
-	op->name = event->args[3];
-	op->callsite = event->args[4];
+	op->id = begin->op;
+	op->depth = (uint32_t)begin->depth;
+	op->name = begin->name;
+	op->callsite = begin->callsite;
 	op->begin_ns = event->timestamp;
 	op->mode = PROFILE_MODE_UNSET;
 	op->pending = 1; /* open */
 	top = thread->depth ? thread->stack[thread->depth - 1] : NULL;
 	if (op->depth == 0) {
 		op->root_name = op->name;
-	} else if (top && top->id == event->args[1]) {
+	} else if (top && top->id == begin->parent) {
 		op->parent = top;
 		op->parent_name = top->name;
 		op->root_name = top->root_name;
@@ -365,7 +366,7 @@ static void op_end(struct profile *profile, const struct record_event *event)
 
 	/* Operations end in reverse order of their begins, on their thread. */
 	for (at = thread ? thread->depth : 0; at > 0; at--) {
-		if (thread->stack[at - 1]->id == event->args[0])
+		if (thread->stack[at - 1]->id == event->op_end.op)
 			break;
 	}
 	if (!at) {
@@ -374,28 +375,28 @@ static void op_end(struct profile *profile, const struct record_event *event)
 	}
 	unwind_to(profile, thread, at, event->timestamp);
 	op = thread->stack[--thread->depth];
-	op->status = (int)(int64_t)event->args[1];
+	op->status = (int)event->op_end.status;
 	close_op(profile, op, event->timestamp);
 }
 
 static void op_mode(struct profile *profile, const struct record_event *event)
 {
-	struct profile_op *op = idmap_get(&profile->ops, event->tgid, event->args[0]);
+	struct profile_op *op = idmap_get(&profile->ops, event->tgid, event->op_mode.op);
 
 	if (!op)
 		return;
-	op->mode = (int)(int64_t)event->args[1];
-	op->mode_reason = (int)(int64_t)event->args[2];
+	op->mode = (int)event->op_mode.mode;
+	op->mode_reason = (int)event->op_mode.reason;
 }
 
 static void op_fallback(struct profile *profile, const struct record_event *event)
 {
-	struct profile_op *op = idmap_get(&profile->ops, event->tgid, event->args[0]);
+	struct profile_op *op = idmap_get(&profile->ops, event->tgid, event->op_fallback.op);
 
 	if (!op)
 		return;
-	op->fallback_reason = (int)(int64_t)event->args[1];
-	op->fallback_detail = event->args[2];
+	op->fallback_reason = (int)event->op_fallback.reason;
+	op->fallback_detail = event->op_fallback.detail;
 	if (profile->consumer.fallback)
 		profile->consumer.fallback(profile->consumer.ctx, profile, op);
 }
@@ -411,21 +412,22 @@ static bool is_ancestor(const struct profile_op *ancestor, const struct profile_
 
 static int task_launch(struct profile *profile, const struct record_event *event)
 {
+	const struct event_task_launch *launch = &event->task_launch;
 	struct profile_task *task = calloc(1, sizeof(*task));
 
 	if (!task)
 		return -ENOMEM;
-	task->id = event->args[0];
-	task->op = idmap_get(&profile->ops, event->tgid, event->args[1]);
+	task->id = launch->task;
+	task->op = idmap_get(&profile->ops, event->tgid, launch->op);
 	/*
 	 * The root must be the op's ancestor, alive as long as the op is; an id
 	 * the runtime got wrong (another thread's op) would dangle.
 	 */
-	task->root = task->op ? idmap_get(&profile->ops, event->tgid, event->args[2]) : NULL;
+	task->root = task->op ? idmap_get(&profile->ops, event->tgid, launch->root_op) : NULL;
 	if (task->root && !is_ancestor(task->root, task->op))
 		task->root = (struct profile_op *)outermost(task->op);
-	task->name = event->args[3];
-	task->points = (uint32_t)event->args[4];
+	task->name = launch->name;
+	task->points = (uint32_t)launch->points;
 	task->launch_ns = event->timestamp;
 	task->op_name = task->op ? task->op->name : 0;
 	task->root_name = task->root ? task->root->name : 0;
@@ -449,7 +451,7 @@ static int task_launch(struct profile *profile, const struct record_event *event
 static void task_begin(struct profile *profile, const struct record_event *event)
 {
 	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
-	struct profile_task *task = idmap_get(&profile->tasks, event->tgid, event->args[0]);
+	struct profile_task *task = idmap_get(&profile->tasks, event->tgid, event->task_begin.task);
 	struct run_node *node;
 	struct profile_run *run;
 
@@ -478,9 +480,9 @@ static void task_begin(struct profile *profile, const struct record_event *event
 	run->tid = event->tid;
 	run->task = task->id;
 	run->task_name = task->name;
-	run->point = (uint32_t)event->args[1];
-	run->variant = (int)(int64_t)event->args[2];
-	run->processor = (uint32_t)event->args[3];
+	run->point = (uint32_t)event->task_begin.point;
+	run->variant = (int)event->task_begin.variant;
+	run->processor = (uint32_t)event->task_begin.processor;
 	run->launch_ns = task->launch_ns;
 	run->begin_ns = event->timestamp;
 	run->op = task->op;
@@ -551,8 +553,8 @@ static void end_run(struct profile *profile, struct run_node *node, uint64_t end
 
 static void task_end(struct profile *profile, const struct record_event *event)
 {
-	struct run_node *node = idmap_get(&profile->running, event->tgid, event->args[0]);
-	uint32_t point = (uint32_t)event->args[1];
+	struct run_node *node = idmap_get(&profile->running, event->tgid, event->task_end.task);
+	uint32_t point = (uint32_t)event->task_end.point;
 
 	/* The point of that task, on any thread; the one begun first if twice. */
 	struct run_node *match = NULL;
@@ -565,7 +567,7 @@ static void task_end(struct profile *profile, const struct record_event *event)
 		profile->stats.unmatched++;
 		return;
 	}
-	match->run.status = (int)(int64_t)event->args[2];
+	match->run.status = (int)event->task_end.status;
 	end_run(profile, match, event->timestamp);
 }
 
@@ -578,7 +580,7 @@ static void wait_begin(struct profile *profile, const struct record_event *event
 	memset(&thread->wait, 0, sizeof(thread->wait));
 	thread->wait.tgid = event->tgid;
 	thread->wait.tid = event->tid;
-	thread->wait.kind = (int)(int64_t)event->args[1];
+	thread->wait.kind = (int)event->wait.kind;
 	thread->wait.begin_ns = event->timestamp;
 	if (thread->depth) {
 		thread->wait.root = thread->stack[0];
@@ -590,8 +592,7 @@ static void wait_end(struct profile *profile, const struct record_event *event)
 {
 	struct profile_thread *thread = idmap_get(&profile->threads, event->tgid, event->tid);
 
-	if (!thread || !thread->wait.begin_ns ||
-	    thread->wait.kind != (int)(int64_t)event->args[1]) {
+	if (!thread || !thread->wait.begin_ns || thread->wait.kind != (int)event->wait.kind) {
 		profile->stats.unmatched++;
 		return;
 	}
@@ -656,8 +657,8 @@ int profile_feed(struct profile *profile, const void *record, size_t size)
 	case RECORD_RT_INIT:
 		if (profile->consumer.rt_init)
 			profile->consumer.rt_init(profile->consumer.ctx, profile, event->tgid,
-						  (int)(int64_t)event->args[1],
-						  (int)(int64_t)event->args[2]);
+						  (int)event->rt_init.rank,
+						  (int)event->rt_init.rank_count);
 		return 0;
 	case RECORD_OP_BEGIN:
 		return op_begin(profile, event);

@@ -179,14 +179,15 @@ void report_builder_init(struct report_builder *builder, struct profile_consumer
 	memset(builder, 0, sizeof(*builder));
 	builder->by_site = by_site;
 	builder->internal = internal;
-	memset(consumer, 0, sizeof(*consumer));
-	consumer->ctx = builder;
-	consumer->op_done = on_op_done;
-	consumer->task_run = on_task_run;
-	consumer->task_launch = on_task_launch;
-	consumer->fallback = on_fallback;
-	consumer->wait = on_wait;
-	consumer->gpu = on_gpu;
+	*consumer = (struct profile_consumer){
+		.ctx = builder,
+		.op_done = on_op_done,
+		.task_run = on_task_run,
+		.task_launch = on_task_launch,
+		.fallback = on_fallback,
+		.wait = on_wait,
+		.gpu = on_gpu,
+	};
 	gpu_report_init(&builder->gpu);
 }
 

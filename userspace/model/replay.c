@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/diag.h"
 #include "probes/cupti/gpufile.h"
 #include "model/replay.h"
 
@@ -43,7 +44,7 @@ static int open_gpu_only(struct replay *replay, const char *path)
 
 	if (err) {
 		gpu_file_open_error(&reader, err, why, sizeof(why));
-		fprintf(stderr, "optrace: %s: %s\n", path, why);
+		diag("%s: %s", path, why);
 		return err;
 	}
 	snprintf(replay->gpu_only_target, sizeof(replay->gpu_only_target),
@@ -76,14 +77,14 @@ int replay_open(struct replay *replay, const char *path)
 	/* Before anything opens it: a pipe with no writer blocks open(). */
 	err = capture_check_input(path, why, sizeof(why));
 	if (err) {
-		fprintf(stderr, "optrace: %s\n", why);
+		diag("%s", why);
 		return err;
 	}
 	if (gpu_index_is_file(path))
 		return open_gpu_only(replay, path);
 	err = capture_reader_open(&replay->reader, path, why, sizeof(why));
 	if (err) {
-		fprintf(stderr, "optrace: %s\n", why);
+		diag("%s", why);
 		return err;
 	}
 	replay->header = capture_reader_header(replay->reader);
@@ -98,11 +99,11 @@ int replay_add_gpu_file(struct replay *replay, const char *path)
 	if (!count)
 		count = gpu_index_read_file(&replay->gpu, path, why, sizeof(why));
 	if (count < 0) {
-		fprintf(stderr, "optrace: %s\n", why);
+		diag("%s", why);
 		return (int)count;
 	}
 	if (why[0]) {
-		fprintf(stderr, "optrace: %s\n", why);
+		diag("%s", why);
 		add_note(replay, why, replay->gpu.file_end != GPU_FILE_END_CLEAN);
 	}
 	return 0;
@@ -120,14 +121,14 @@ static int read_gpu(struct replay *replay, struct profile *profile)
 	     gpu_records))
 		count = gpu_index_read_capture(&replay->gpu, replay->path);
 	if (count < 0) {
-		fprintf(stderr, "optrace: cannot read %s: %s\n", replay->path, strerror(-count));
+		diag("cannot read %s: %s", replay->path, strerror(-count));
 		return (int)count;
 	}
 	if (!replay->gpu.activity_count && !replay->gpu.launch_count)
 		return 0;
 	err = gpu_index_seal(&replay->gpu);
 	if (err) {
-		fprintf(stderr, "optrace: %s\n", strerror(-err));
+		diag("%s", strerror(-err));
 		return err;
 	}
 	profile_set_gpu(profile, &replay->gpu);
@@ -168,12 +169,12 @@ int replay_run(struct replay *replay, struct profile *profile)
 	if (progress && records >= (1 << 20))
 		fprintf(stderr, "\r\033[K");
 	if (err < 0) {
-		fprintf(stderr, "optrace: cannot read %s: %s\n", replay->path, strerror(-err));
+		diag("cannot read %s: %s", replay->path, strerror(-err));
 		return err;
 	}
 	replay->status = capture_reader_status(replay->reader);
 	if (replay->status->end != CAPTURE_END_CLEAN)
-		fprintf(stderr, "optrace: %s: %s\n", replay->path, replay->status->message);
+		diag("%s: %s", replay->path, replay->status->message);
 	/* Cut, damaged, records the recorder could not write, bytes ignored: said. */
 	if (replay->status->end != CAPTURE_END_CLEAN || replay->status->trailing_bytes ||
 	    replay->status->trailer.records_lost) {

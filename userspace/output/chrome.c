@@ -424,12 +424,13 @@ int chrome_writer_begin(struct chrome_writer *writer, FILE *out, uint64_t base_n
 	writer->out = out;
 	writer->base_ns = base_ns;
 	writer->show_helpers = show_helpers;
-	memset(consumer, 0, sizeof(*consumer));
-	consumer->ctx = writer;
-	consumer->op_done = on_op_done;
-	consumer->task_run = on_task_run;
-	consumer->wait = on_wait;
-	consumer->gpu = on_gpu;
+	*consumer = (struct profile_consumer){
+		.ctx = writer,
+		.op_done = on_op_done,
+		.task_run = on_task_run,
+		.wait = on_wait,
+		.gpu = on_gpu,
+	};
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
 	/* From here on the events go straight to the descriptor. */
 	if (fflush(out))

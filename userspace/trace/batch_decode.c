@@ -134,50 +134,66 @@ static int decode(const struct optrace_event *in, struct record_event *out)
 	switch (in->kind) {
 	case OPTRACE_EVENT_OP_BEGIN:
 		out->type = RECORD_OP_BEGIN;
-		out->args[0] = in->id;
-		out->args[1] = in->a;
-		out->args[2] = in->medium;
-		out->args[3] = in->b;
-		out->args[4] = in->c;
+		out->op_begin = (struct event_op_begin){
+			.op = in->id,
+			.parent = in->a,
+			.depth = in->medium,
+			.name = in->b,
+			.callsite = in->c,
+		};
 		return 0;
 	case OPTRACE_EVENT_OP_END:
-	case OPTRACE_EVENT_OP_FALLBACK:
-	case OPTRACE_EVENT_WAIT_BEGIN:
-	case OPTRACE_EVENT_WAIT_END:
-		out->type = in->kind == OPTRACE_EVENT_OP_END	    ? RECORD_OP_END
-			    : in->kind == OPTRACE_EVENT_OP_FALLBACK ? RECORD_OP_FALLBACK
-			    : in->kind == OPTRACE_EVENT_WAIT_BEGIN  ? RECORD_WAIT_BEGIN
-								    : RECORD_WAIT_END;
-		out->args[0] = in->id;
-		out->args[1] = in->small;
-		out->args[2] = in->b; /* a fallback's detail */
+		out->type = RECORD_OP_END;
+		out->op_end = (struct event_op_end){ .op = in->id, .status = in->small };
 		return 0;
 	case OPTRACE_EVENT_OP_MODE:
 		out->type = RECORD_OP_MODE;
-		out->args[0] = in->id;
-		out->args[1] = in->small;
-		out->args[2] = in->medium;
+		out->op_mode = (struct event_op_mode){
+			.op = in->id,
+			.mode = in->small,
+			.reason = in->medium,
+		};
+		return 0;
+	case OPTRACE_EVENT_OP_FALLBACK:
+		out->type = RECORD_OP_FALLBACK;
+		out->op_fallback = (struct event_op_fallback){
+			.op = in->id,
+			.reason = in->small,
+			.detail = in->b,
+		};
 		return 0;
 	case OPTRACE_EVENT_TASK_LAUNCH:
 		out->type = RECORD_TASK_LAUNCH;
-		out->args[0] = in->id;
-		out->args[1] = in->a;
-		out->args[2] = in->c;
-		out->args[3] = in->b;
-		out->args[4] = in->medium;
+		out->task_launch = (struct event_task_launch){
+			.task = in->id,
+			.op = in->a,
+			.root_op = in->c,
+			.name = in->b,
+			.points = in->medium,
+		};
 		return 0;
 	case OPTRACE_EVENT_TASK_BEGIN:
 		out->type = RECORD_TASK_BEGIN;
-		out->args[0] = in->id;
-		out->args[1] = in->medium;
-		out->args[2] = in->small;
-		out->args[3] = in->a;
+		out->task_begin = (struct event_task_begin){
+			.task = in->id,
+			.point = in->medium,
+			.variant = in->small,
+			.processor = in->a,
+		};
 		return 0;
 	case OPTRACE_EVENT_TASK_END:
 		out->type = RECORD_TASK_END;
-		out->args[0] = in->id;
-		out->args[1] = in->medium;
-		out->args[2] = in->small;
+		out->task_end = (struct event_task_end){
+			.task = in->id,
+			.point = in->medium,
+			.status = in->small,
+		};
+		return 0;
+	case OPTRACE_EVENT_WAIT_BEGIN:
+	case OPTRACE_EVENT_WAIT_END:
+		out->type =
+			in->kind == OPTRACE_EVENT_WAIT_BEGIN ? RECORD_WAIT_BEGIN : RECORD_WAIT_END;
+		out->wait = (struct event_wait){ .op = in->id, .kind = in->small };
 		return 0;
 	default:
 		return -EINVAL;

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/diag.h"
 #include "trace/setup.h"
 #include "trace/targets.h"
 #include "trace/tracer.h"
@@ -126,7 +127,7 @@ int tracer_split_command(int argc, char **argv)
 		if (strcmp(argv[i], "--"))
 			continue;
 		if (i + 1 == argc) {
-			fprintf(stderr, "optrace: nothing to run after --\n");
+			diag("nothing to run after --");
 			return -1;
 		}
 		tracer_options.command = &argv[i + 1];
@@ -162,10 +163,9 @@ static void choose_path(struct tracer *tracer)
 		path = library.path;
 	tracer->fast_path = !tracer_options.per_event && path && has_batch_probe(path);
 	if (!tracer_options.per_event && path && !tracer->fast_path)
-		fprintf(stderr,
-			"optrace: %s has no fast path (a liboptrace of ABI 1): "
-			"tracing one probe hit per event\n",
-			path);
+		diag("%s has no fast path (a liboptrace of ABI 1): "
+		     "tracing one probe hit per event",
+		     path);
 	bpf_object__for_each_program (prog, tracer->obj) {
 		const char *name = bpf_program__name(prog);
 
@@ -190,40 +190,38 @@ int tracer_prepare(struct tracer *tracer, struct bpf_object *obj)
 	tracer->obj = obj;
 	tracer->child = -1;
 	if (why) {
-		fprintf(stderr, "optrace: %s\n", why);
+		diag("%s", why);
 		return -EPERM;
 	}
 	if ((tracer_options.all || tracer_options.command) && !tracer_options.library)
 		tracer_options.library =
 			default_liboptrace(tracer->library_buffer, sizeof(tracer->library_buffer));
 	if (tracer_options.command && !tracer_options.library) {
-		fprintf(stderr, "optrace: cannot find liboptrace.so.1 to attach to: give it with "
-				"--lib PATH\n");
+		diag("cannot find liboptrace.so.1 to attach to: give it with "
+		     "--lib PATH");
 		return -ENOENT;
 	}
 	choose_path(tracer);
 	err = attacher_prepare(&tracer->attacher, obj, tracer_options.attach_mode);
 	if (err) {
-		fprintf(stderr,
-			"optrace: this kernel has no uprobe_multi links with a process-wide "
-			"pid filter (6.10+): use --attach perf-event\n");
+		diag("this kernel has no uprobe_multi links with a process-wide "
+		     "pid filter (6.10+): use --attach perf-event");
 		return err;
 	}
 	if (verbose)
-		fprintf(stderr, "optrace: attaching through %s, %s\n",
-			tracer->attacher.uprobe_multi ? "uprobe_multi links"
-						      : "perf-event uprobes (libbpf)",
-			tracer->fast_path ? "fast path (batches)" : "one probe hit per event");
+		diag("attaching through %s, %s",
+		     tracer->attacher.uprobe_multi ? "uprobe_multi links"
+						   : "perf-event uprobes (libbpf)",
+		     tracer->fast_path ? "fast path (batches)" : "one probe hit per event");
 	return 0;
 }
 
 int tracer_loaded(int err)
 {
 	if (err)
-		fprintf(stderr,
-			"optrace: cannot load the BPF programs: %s (-v shows the "
-			"verifier's log)\n",
-			strerror(-err));
+		diag("cannot load the BPF programs: %s (-v shows the "
+		     "verifier's log)",
+		     strerror(-err));
 	return err;
 }
 
@@ -238,25 +236,23 @@ static int attach_pid(struct tracer *tracer, pid_t pid)
 	int err = find_liboptrace(pid, &library);
 
 	if (err == -ESRCH) {
-		fprintf(stderr, "optrace: no process %d\n", pid);
+		diag("no process %d", pid);
 		return err;
 	}
 	if (err == -ENOENT) {
-		fprintf(stderr,
-			"optrace: process %d does not map liboptrace: it is not an "
-			"instrumented runtime (optrace list -p %d shows what it has)\n",
-			pid, pid);
+		diag("process %d does not map liboptrace: it is not an "
+		     "instrumented runtime (optrace list -p %d shows what it has)",
+		     pid, pid);
 		return err;
 	}
 	if (err) {
-		fprintf(stderr, "optrace: cannot read the mappings of process %d: %s\n", pid,
-			strerror(-err));
+		diag("cannot read the mappings of process %d: %s", pid, strerror(-err));
 		return err;
 	}
 	err = attacher_attach(&tracer->attacher, library.path, pid);
 	if (err)
-		fprintf(stderr, "optrace: cannot attach to process %d (%s): %s\n", pid,
-			library.mapped_path, strerror(-err));
+		diag("cannot attach to process %d (%s): %s", pid, library.mapped_path,
+		     strerror(-err));
 	return err;
 }
 
@@ -268,7 +264,7 @@ static int attach_everywhere(struct tracer *tracer, const char *path)
 
 	if (stat(path, &st)) {
 		err = -errno;
-		fprintf(stderr, "optrace: cannot use %s: %s\n", path, strerror(errno));
+		diag("cannot use %s: %s", path, strerror(errno));
 		return err;
 	}
 	for (int i = 0; i < tracer->library_count; i++) {
@@ -279,14 +275,14 @@ static int attach_everywhere(struct tracer *tracer, const char *path)
 		return -ENOSPC;
 	err = attacher_attach(&tracer->attacher, path, -1);
 	if (err) {
-		fprintf(stderr, "optrace: cannot attach to %s: %s\n", path, strerror(-err));
+		diag("cannot attach to %s: %s", path, strerror(-err));
 		return err;
 	}
 	tracer->libraries[tracer->library_count].dev = st.st_dev;
 	tracer->libraries[tracer->library_count].ino = st.st_ino;
 	tracer->library_count++;
 	if (verbose)
-		fprintf(stderr, "optrace: attached to %s\n", path);
+		diag("attached to %s", path);
 	return 0;
 }
 
@@ -346,10 +342,9 @@ static void attach_targets_libraries(struct tracer *tracer)
 		previous = &key;
 		if (find_liboptrace((pid_t)key, &library) || library_known(tracer, &library))
 			continue;
-		fprintf(stderr,
-			"optrace: process %u maps %s, not %s: tracing it from now on (give "
-			"--lib %s to trace it from its start)\n",
-			key, library.mapped_path, tracer_options.library, library.mapped_path);
+		diag("process %u maps %s, not %s: tracing it from now on (give "
+		     "--lib %s to trace it from its start)",
+		     key, library.mapped_path, tracer_options.library, library.mapped_path);
 		attach_everywhere(tracer, library.path);
 		if (!library_known(tracer, &library) &&
 		    tracer->library_count < TRACER_MAX_LIBRARIES) {
@@ -441,7 +436,7 @@ static int command_started(struct tracer *tracer, int exec_fd)
 	} while (got < 0 && errno == EINTR);
 	if (got != sizeof(error))
 		return 0; /* closed by a successful exec */
-	fprintf(stderr, "optrace: cannot run %s: %s\n", tracer_options.command[0], strerror(error));
+	diag("cannot run %s: %s", tracer_options.command[0], strerror(error));
 	waitpid(tracer->child, &tracer->child_status, 0);
 	tracer->child_exited = true;
 	return -error;
@@ -458,8 +453,7 @@ static int attach_command(struct tracer *tracer)
 		err = libbpf_get_error(tracer->fork_link);
 		if (err) {
 			tracer->fork_link = NULL;
-			fprintf(stderr, "optrace: cannot follow the command's children: %s\n",
-				strerror(-err));
+			diag("cannot follow the command's children: %s", strerror(-err));
 		}
 	}
 	err = err ?: attach_everywhere(tracer, tracer_options.library);
@@ -631,10 +625,10 @@ int tracer_finish(struct tracer *tracer, bool interrupted)
 	 */
 	if (!reap_within(tracer, 0)) {
 		if (verbose || !interrupted)
-			fprintf(stderr, "optrace: stopping the command (SIGTERM)\n");
+			diag("stopping the command (SIGTERM)");
 		kill(tracer->child, SIGTERM);
 		if (!reap_within(tracer, 1000)) {
-			fprintf(stderr, "optrace: the command did not end on SIGTERM: SIGKILL\n");
+			diag("the command did not end on SIGTERM: SIGKILL");
 			kill(tracer->child, SIGKILL);
 			reap_within(tracer, 1000);
 		}
@@ -642,13 +636,12 @@ int tracer_finish(struct tracer *tracer, bool interrupted)
 	if (!tracer->child_exited)
 		return 0;
 	if (WIFEXITED(tracer->child_status) && WEXITSTATUS(tracer->child_status)) {
-		fprintf(stderr, "optrace: the command exited with status %d\n",
-			WEXITSTATUS(tracer->child_status));
+		diag("the command exited with status %d", WEXITSTATUS(tracer->child_status));
 		return WEXITSTATUS(tracer->child_status);
 	}
 	if (WIFSIGNALED(tracer->child_status)) {
-		fprintf(stderr, "optrace: the command was killed by signal %d (%s)\n",
-			WTERMSIG(tracer->child_status), strsignal(WTERMSIG(tracer->child_status)));
+		diag("the command was killed by signal %d (%s)", WTERMSIG(tracer->child_status),
+		     strsignal(WTERMSIG(tracer->child_status)));
 		return 128 + WTERMSIG(tracer->child_status);
 	}
 	return 0;

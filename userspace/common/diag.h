@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The error contract of every command (docs/optrace.md, EXIT STATUS):
+ * results go to stdout or to -o FILE; everything else goes to stderr: errors
+ * and warnings one line each, starting "optrace: " (diag()), and progress as
+ * bcc's tools print it ("Tracing... Hit Ctrl-C to end."). A command
+ * exits 0 when it did its job, 1 when it failed after saying why, 2 on a
+ * usage error; a command run with `--` gives its own exit status back.
+ */
+#ifndef OPTRACE_DIAG_H
+#define OPTRACE_DIAG_H
+
+#define EXIT_USAGE 2
+
+/* "optrace: MESSAGE\n" on stderr. */
+void diag(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* OPTRACE_DIAG_H */
