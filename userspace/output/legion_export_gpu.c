@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The GPU activity of a Legion Prof export: each kernel, copy and memset a
+ * GPUTaskInfo on a GPU processor per CUDA device, its host interval the
+ * launch (the API call), its device interval the run, a task kind per
+ * kernel name, copy kind and memset, and its launcher (the task run or
+ * operation open at the launch, else the thread) its parent and creator.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include <optrace/gpu.h>
+
+#include "output/legion_prof.h"
+#include "output/legion_export_internal.h"
+
+/* One GPU processor per CUDA device of a process. */
+static int gpu_proc_of(struct process *process, uint32_t device_id, uint64_t *proc)
+{
+	uintptr_t found = (uintptr_t)idmap_get(&process->gpus, 0, device_id);
+	int err;
+
+	if (found) {
+		*proc = found;
+		return 0;
+	}
+	err = legion_prof_proc_desc(process->prof, LEGION_PROF_PROC_GPU, NULL, proc);
+	if (err)
+		return err;
+	return idmap_put(&process->gpus, 0, device_id, (void *)(uintptr_t)*proc);
+}
+
+/* A task kind per kernel name, copy kind and memset, with its "gpu" variant. */
+static uint32_t gpu_task_id_of(struct process *process, const struct profile_gpu *gpu)
+{
+	const struct gpu_activity *activity = gpu->activity;
+	uint64_t key = activity->kind == OPTRACE_GPU_REC_KERNEL	  ? activity->name_id
+		       : activity->kind == OPTRACE_GPU_REC_MEMCPY ? activity->copy_kind
+								  : 0;
+	uintptr_t id = (uintptr_t)idmap_get(&process->gpu_tasks, activity->kind, key);
+
+	if (id)
+		return (uint32_t)id;
+	id = process->next_task_id++;
+	idmap_put(&process->gpu_tasks, activity->kind, key, (void *)id);
+	legion_prof_task_kind(process->prof, (uint32_t)id, gpu->name);
+	legion_export_declare_variant(process, (uint32_t)id, OPTRACE_VARIANT_GPU);
+	return (uint32_t)id;
+}
+
+/* Where the activity came from, when no operation was open at its launch. */
+static int outside_provenance(struct process *process, const struct profile_gpu *gpu,
+			      uint64_t *provenance)
+{
+	char tid[32], text[512];
+	struct legion_prof_kv pairs[] = {
+		{ "op", "none" },
+		{ "launched", "outside any operation" },
+		{ "thread", tid },
+	};
+
+	if (gpu->launch)
+		snprintf(tid, sizeof(tid), "%u", gpu->tid);
+	else
+		snprintf(tid, sizeof(tid), "unknown (launch not captured)");
+	legion_prof_provenance_json(text, sizeof(text), "launched outside any operation", pairs,
+				    sizeof(pairs) / sizeof(pairs[0]));
+	return legion_prof_provenance(process->prof, text, provenance);
+}
+
+/*
+ * Who launched it: the task run open at its launch (its op is the parent, its
+ * fevent the creator, its provenance says which operation), else the
+ * operation open on the issuing thread (parent and creator: that thread's
+ * top-level task), else nothing but the thread.
+ */
+static int launcher_of(struct exporter *exporter, struct process *process,
+		       const struct profile *profile, const struct profile_gpu *gpu,
+		       uint64_t *parent, uint64_t *creator, uint64_t *provenance)
+{
+	const struct profile_run *run = gpu->run;
+	struct issuer *issuer = NULL;
+	struct worker *worker;
+	int err;
+
+	*parent = LEGION_PROF_NO_PARENT;
+	*creator = 0;
+	if (run) {
+		worker = legion_export_worker_of(exporter, process, run->tid,
+						 legion_export_run_variant(run));
+		if (!worker)
+			return -ENOMEM;
+		err = legion_export_claim_run(process, worker, run);
+		if (err)
+			return err;
+		*parent = worker->run_op;
+		*creator = worker->run_fevent;
+		return legion_export_provenance_of(process, profile, run->op, run->op_name,
+						   run->root_name, legion_export_run_variant(run),
+						   provenance);
+	}
+	if (gpu->op)
+		issuer = idmap_get(&process->issuers, gpu->op->tid, 0);
+	else if (gpu->launch)
+		issuer = idmap_get(&process->issuers, gpu->tid, 0);
+	if (issuer && issuer->span) {
+		*parent = issuer->op;
+		*creator = issuer->fevent;
+	}
+	if (gpu->op)
+		return legion_export_provenance_of(process, profile, gpu->op, gpu->op_name,
+						   gpu->root_name, -1, provenance);
+	return outside_provenance(process, gpu, provenance);
+}
+
+/*
+ * A kernel, copy or memset: a GPUTaskInfo on its device's processor, the
+ * host interval its launch (the API call), the device interval its run. Its
+ * own op id (a task record owns one), whose parent is its launcher's.
+ */
+void legion_export_on_gpu(void *ctx, const struct profile *profile, const struct profile_gpu *gpu)
+{
+	struct exporter *exporter = ctx;
+	struct process *process = legion_export_process_of(exporter, gpu->tgid, false);
+	const struct gpu_activity *activity = gpu->activity;
+	const struct gpu_launch *launch = gpu->launch;
+	struct legion_prof_task task = { 0 };
+	uint64_t parent, provenance;
+	int err;
+
+	if (!process)
+		return;
+	if (activity->time_invalid) {
+		exporter->gpu_untimed++;
+		return;
+	}
+	err = gpu_proc_of(process, activity->device_id, &task.proc_id);
+	err = err
+		      ?: launcher_of(exporter, process, profile, gpu, &parent, &task.creator,
+				     &provenance);
+	err = err ?: legion_prof_new_op(process->prof, &task.op_id);
+	err = err
+		      ?: legion_prof_operation_instance(process->prof, task.op_id, parent,
+							LEGION_PROF_OP_KIND_TASK, provenance);
+	if (err) {
+		legion_export_note_error(exporter, err);
+		return;
+	}
+	task.task_id = gpu_task_id_of(process, gpu);
+	task.variant_id = OPTRACE_VARIANT_GPU + 1;
+	task.gpu_start = legion_export_since_zero(exporter, activity->start_ns);
+	task.gpu_stop = legion_export_since_zero(exporter, activity->end_ns);
+	if (launch && launch->start_ns) {
+		task.start = legion_export_since_zero(exporter, launch->start_ns);
+		task.stop = legion_export_since_zero(exporter, launch->end_ns);
+	} else {
+		task.start = task.gpu_start;
+		task.stop = task.gpu_stop;
+	}
+	task.create = task.start;
+	task.ready = task.start;
+	legion_export_note_error(exporter,
+				 legion_prof_gpu_task_info(process->prof, &task, NULL, 0));
+}
