@@ -203,7 +203,7 @@ START_TEST(test_stop_is_one_instant)
 }
 END_TEST
 
-/* A command that cannot start: said, non-zero, and no capture made or replaced. */
+/* A command that cannot start: said, 127 as the shells say, no capture made or replaced. */
 START_TEST(test_command_that_cannot_start)
 {
 	char *capture = test_path("keep.capture"), *err_path = test_path("err.txt"), *text;
@@ -215,7 +215,7 @@ START_TEST(test_command_that_cannot_start)
 	ck_assert_ptr_nonnull(file);
 	fputs("an earlier capture\n", file);
 	fclose(file);
-	ck_assert_int_eq(WEXITSTATUS(run_command(argv, NULL, err_path, 30)), 1);
+	ck_assert_int_eq(WEXITSTATUS(run_command(argv, NULL, err_path, 30)), 127);
 	text = read_file(err_path);
 	ck_assert_msg(text && strstr(text, "cannot run ./no-such-command"), "%s", text);
 	free(text);

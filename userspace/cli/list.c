@@ -6,6 +6,7 @@
 #include <argp.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,23 +17,29 @@
 #include "cli/commands.h"
 #include "trace/setup.h"
 #include "trace/targets.h"
+#include "trace/tracer.h"
 #include "trace/usdt_notes.h"
 
+#define MAX_PIDS 64
+
 static struct {
-	pid_t pid;
+	pid_t pids[MAX_PIDS];
+	int pid_count;
 	const char *path;
 } env;
 
-static const char doc[] = "List the optrace probes of a process or a file.\n"
-			  "\n"
-			  "USAGE: optrace list -p PID | optrace list FILE\n"
-			  "\n"
-			  "EXAMPLES:\n"
-			  "    optrace list -p 1234                    # probes in process 1234\n"
-			  "    optrace list /usr/lib/liboptrace.so.1   # probes in a file\n";
+static const char doc[] =
+	"List the optrace probes of processes or of a file, with their semaphores.\n"
+	"\n"
+	"USAGE: optrace list -p PID... | optrace list FILE\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    optrace list -p 1234                    # probes in process 1234\n"
+	"    optrace list -p 1234 -p 1240            # in two processes\n"
+	"    optrace list /usr/lib/liboptrace.so.1   # probes in a file\n";
 
 static const struct argp_option options[] = {
-	{ "pid", 'p', "PID", 0, "The process to inspect", 0 },
+	{ "pid", 'p', "PID", 0, "A process to inspect (repeatable)", 0 },
 	{},
 };
 
@@ -44,9 +51,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'p':
 		pid = strtol(arg, &end, 10);
-		if (*end || pid <= 0)
+		if (*end || pid <= 0 || pid > INT_MAX)
 			argp_error(state, "'%s' is not a process id", arg);
-		env.pid = (pid_t)pid;
+		if (env.pid_count == MAX_PIDS)
+			argp_error(state, "at most %d processes", MAX_PIDS);
+		env.pids[env.pid_count++] = tracer_process_of((pid_t)pid);
 		return 0;
 	case ARGP_KEY_ARG:
 		if (env.path)
@@ -54,8 +63,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.path = arg;
 		return 0;
 	case ARGP_KEY_END:
-		if (!env.pid == !env.path)
-			argp_error(state, "give either -p PID or a FILE");
+		if (!env.pid_count == !env.path)
+			argp_error(state, "give either -p PID... or a FILE");
 		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -117,45 +126,11 @@ static void print_gpu_collector(pid_t pid)
 		       "CMD)\n");
 }
 
-int cmd_list(int argc, char **argv)
+/* The probe table of the file at path; base and mem_fd (or -1): a process's, for ARMED. */
+static int print_probes(const char *path, unsigned long base, int mem_fd)
 {
-	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
 	struct usdt_notes notes = { 0 };
-	struct library library;
-	unsigned long base = 0;
-	char mem_path[64];
-	const char *path;
-	int err, mem_fd = -1;
-
-	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
-	if (err)
-		return 2;
-	path = env.path;
-	if (env.pid) {
-		err = find_liboptrace(env.pid, &library);
-		if (err == -ESRCH) {
-			diag("no process %d", env.pid);
-			return 1;
-		}
-		if (err == -ENOENT) {
-			diag("process %d does not map liboptrace: it is not an "
-			     "instrumented runtime, or has not loaded it yet",
-			     env.pid);
-			return 1;
-		}
-		if (err) {
-			diag("cannot read the mappings of process %d: %s "
-			     "(are you root?)",
-			     env.pid, strerror(-err));
-			return 1;
-		}
-		path = library.path;
-		base = library.base;
-		snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", env.pid);
-		mem_fd = open(mem_path, O_RDONLY | O_CLOEXEC);
-		printf("process %d maps %s\n", env.pid, library.mapped_path);
-		print_gpu_collector(env.pid);
-	}
+	int err;
 
 	err = usdt_notes_read(path, NULL, &notes);
 	if (err) {
@@ -163,14 +138,13 @@ int cmd_list(int argc, char **argv)
 		     err == -ENOEXEC  ? "not an ELF file"
 		     : err == -EINVAL ? "not a regular file (a pipe?): give the library's path"
 				      : strerror(-err));
-		err = 1;
-		goto cleanup;
+		return 1;
 	}
 	keep_optrace_providers(&notes);
 	if (!notes.count) {
 		diag("%s has no optrace probes", path);
-		err = 1;
-		goto cleanup;
+		usdt_notes_free(&notes);
+		return 1;
 	}
 	printf("%-24s %-18s %-18s %-8s %s\n", "PROBE", "OFFSET", "SEMAPHORE", "ARMED", "ARGUMENTS");
 	for (size_t i = 0; i < notes.count; i++) {
@@ -186,11 +160,58 @@ int cmd_list(int argc, char **argv)
 		       (unsigned long long)note->pc_offset,
 		       (unsigned long long)note->semaphore_offset, armed, note->args);
 	}
-	err = 0;
+	usdt_notes_free(&notes);
+	return 0;
+}
 
-cleanup:
+/* What process pid maps, and its probes with their semaphores as they are now. */
+static int list_process(pid_t pid)
+{
+	struct library library;
+	char mem_path[64];
+	int err, mem_fd;
+
+	err = find_liboptrace(pid, &library);
+	if (err == -ESRCH) {
+		diag("no process %d", pid);
+		return 1;
+	}
+	if (err == -ENOENT) {
+		diag("process %d does not map liboptrace: it is not an instrumented runtime, or "
+		     "has not loaded it yet",
+		     pid);
+		return 1;
+	}
+	if (err) {
+		diag("cannot read the mappings of process %d: %s (%s)", pid, strerror(-err),
+		     mappings_refused_hint());
+		return 1;
+	}
+	snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", pid);
+	mem_fd = open(mem_path, O_RDONLY | O_CLOEXEC);
+	printf("process %d maps %s\n", pid, library.mapped_path);
+	print_gpu_collector(pid);
+	err = print_probes(library.path, library.base, mem_fd);
 	if (mem_fd >= 0)
 		close(mem_fd);
-	usdt_notes_free(&notes);
 	return err;
+}
+
+int cmd_list(int argc, char **argv)
+{
+	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
+	int status = 0;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return EXIT_USAGE;
+	if (env.path)
+		return print_probes(env.path, 0, -1);
+	/* Every process, even after one that fails; 1 if any did. */
+	for (int i = 0; i < env.pid_count; i++) {
+		if (i)
+			putchar('\n');
+		if (list_process(env.pids[i]))
+			status = 1;
+	}
+	return status;
 }

@@ -70,6 +70,11 @@ int main(int argc, char **argv)
 		/* argp names the program by argv[0]: "Usage: optrace stat ...". */
 		snprintf(name, sizeof(name), "optrace %s", commands[i].name);
 		argv[1] = name;
+		/* -h is help, as in bcc's tools (argp's own is -?); not a command's after --. */
+		for (int arg = 2; arg < argc && strcmp(argv[arg], "--"); arg++) {
+			if (!strcmp(argv[arg], "-h"))
+				argv[arg] = "--help";
+		}
 		return commands[i].run(argc - 1, argv + 1);
 	}
 	fprintf(stderr, "optrace: unknown command '%s'\n\n", argv[1]);

@@ -315,6 +315,37 @@ static char *describe_targets(int argc, char **argv)
 	return text;
 }
 
+/* -p and -a: the processes, each by pid and command name, as ps shows it. */
+static char *describe_running_targets(void)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out;
+
+	if (tracer_options.all)
+		return strdup("every process that maps liboptrace (-a)");
+	out = open_memstream(&text, &size);
+	if (!out)
+		return NULL;
+	for (int i = 0; i < tracer_options.pid_count; i++) {
+		pid_t pid = tracer_options.pids[i];
+		char path[64], comm[64] = "";
+		FILE *file;
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		file = fopen(path, "re");
+		if (file) {
+			if (fgets(comm, sizeof(comm), file))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(file);
+		}
+		fprintf(out, "%sprocess %d%s%s%s", i ? ", " : "", pid, comm[0] ? " (" : "", comm,
+			comm[0] ? ")" : "");
+	}
+	fclose(out);
+	return text;
+}
+
 /* Unarmed, their semaphores keep CUPTI (and its cost to the target) off. */
 static void skip_gpu_programs(struct bpf_object *obj)
 {
@@ -375,7 +406,7 @@ int cmd_record(int argc, char **argv)
 	long elapsed_ms = 0;
 	bool recording = false; /* attached: what the file holds is this run's */
 	char *target = NULL;
-	int err, parse_argc, fd;
+	int err, parse_argc, fd, status = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	parse_argc = tracer_split_command(argc, argv);
@@ -416,7 +447,7 @@ int cmd_record(int argc, char **argv)
 			count++;
 		target = describe_targets(count, tracer_options.command);
 	} else {
-		target = describe_targets(argc - 1, argv + 1);
+		target = describe_running_targets();
 	}
 	writer_opts.optrace_version = OPTRACE_VERSION;
 	writer_opts.target = target;
@@ -507,7 +538,7 @@ int cmd_record(int argc, char **argv)
 			env.output, strerror(-recorder.error));
 
 cleanup:
-	tracer_finish(&tracer, tracer_exiting);
+	status = tracer_finish(&tracer, tracer_exiting);
 	if (ring)
 		ring_buffer__consume(ring);
 	if (recorder.writer && !recording) {
@@ -575,5 +606,6 @@ cleanup:
 	batch_decoder_free(&recorder.decoder);
 	idmap_free(&recorder.strings);
 	free(target);
-	return err ? 1 : 0;
+	/* The command's status first, as time(1) and perf stat give it. */
+	return status ? status : err ? 1 : 0;
 }

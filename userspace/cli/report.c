@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/diag.h"
+#include "common/outfile.h"
 #include "capture/capture.h"
 #include "cli/commands.h"
 #include "output/json.h"
@@ -27,18 +29,20 @@ static struct {
 	bool by_site;
 	bool internal;
 	const char *gpu_file;
+	const char *output; /* -o: written whole, or left as it was */
 	struct stat_print_options print;
 } env;
 
 static const char doc[] =
 	"Print the profile of a capture file made by `optrace record`.\n"
 	"\n"
-	"USAGE: optrace report [--show-helpers] [--json] FILE\n"
+	"USAGE: optrace report [--show-helpers] [--json] [-o OUTPUT] FILE\n"
 	"       optrace report --dump[=records] FILE\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    optrace report optrace.capture\n"
 	"    optrace report --show-helpers run.capture  # with nested operations\n"
+	"    optrace report --json -o run.json run.capture\n"
 	"    optrace report --gpu gpu.bin run.capture   # with an OPTRACE_GPU_FILE's kernels\n"
 	"    optrace report gpu.bin                     # GPU activity alone (no eBPF there)\n"
 	"    optrace report --dump run.capture          # the file's chunks, for "
@@ -57,6 +61,7 @@ static const struct argp_option options[] = {
 	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
 	  0 },
 	{ "json", OPT_JSON, NULL, 0, "Print JSON, as optrace stat --json does", 0 },
+	{ "output", 'o', "OUTPUT", 0, "Write the report to OUTPUT instead of stdout", 0 },
 	{ "by-site", OPT_BY_SITE, NULL, 0,
 	  "One row per call site of each operation the user called", 0 },
 	{ "internal", OPT_INTERNAL, NULL, 0,
@@ -86,6 +91,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_GPU:
 		env.gpu_file = arg;
+		return 0;
+	case 'o':
+		env.output = arg;
 		return 0;
 	case OPT_DUMP:
 		if (arg && strcmp(arg, "records"))
@@ -226,16 +234,33 @@ int cmd_report(int argc, char **argv)
 	struct replay replay = { 0 };
 	struct json_members json_members;
 	char lost[2 * sizeof(replay.notes[0].text)];
+	struct out_file output = { 0 };
 	struct profile profile;
+	FILE *out = stdout;
 	int err;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
-		return 2;
+		return EXIT_USAGE;
+	if (env.output) {
+		const char *inputs[] = { env.path, env.gpu_file };
+		int fd = out_file_open(&output, env.output, 0, inputs, env.gpu_file ? 2 : 1);
+
+		if (fd < 0)
+			return 1;
+		out = fdopen(fd, "w");
+		if (!out) {
+			diag("cannot write %s: %s", out_file_name(&output), strerror(errno));
+			close(fd);
+			out_file_discard(&output);
+			return 1;
+		}
+		out_file_remove_on_signals();
+	}
 	if (env.dump) {
-		err = capture_dump(stdout, env.path, env.dump_records);
+		err = capture_dump(out, env.path, env.dump_records);
 		if (err < 0)
 			diag("cannot read %s: %s", env.path, strerror(-err));
-		return err ? 1 : 0;
+		goto finish;
 	}
 	report_builder_init(&builder, &consumer, env.by_site, env.internal);
 	builder.gpu.show_helpers = env.print.show_helpers;
@@ -255,15 +280,15 @@ int cmd_report(int argc, char **argv)
 	lost_note(&replay, lost, sizeof(lost));
 	builder.snapshot.lost_note = lost;
 	if (!env.print.json)
-		print_summary(stdout, &replay, &profile);
+		print_summary(out, &replay, &profile);
 	json_members.replay = &replay;
 	json_members.report = &builder.gpu;
 	json_members.profile = &profile;
 	env.print.json_members = print_json_members;
 	env.print.json_members_ctx = &json_members;
-	stat_print(stdout, &builder.snapshot, &env.print);
+	stat_print(out, &builder.snapshot, &env.print);
 	if (!env.print.json)
-		gpu_report_print(stdout, &builder.gpu, &profile);
+		gpu_report_print(out, &builder.gpu, &profile);
 	/* What could be read was printed, with why the rest could not: then fail. */
 	if (nothing_readable(replay.status)) {
 		diag("nothing in %s could be read: %s", env.path, replay.status->message);
@@ -274,5 +299,17 @@ cleanup:
 	report_builder_free(&builder);
 	profile_free(&profile);
 	replay_close(&replay);
+finish:
+	if (out != stdout) {
+		/* A report that failed (or could not be written) leaves OUTPUT as it was. */
+		if ((fclose(out) || err < 0) && !err) {
+			diag("cannot write %s: %s", out_file_name(&output), strerror(errno));
+			err = -EIO;
+		}
+		if (err < 0)
+			out_file_discard(&output);
+		else if (out_file_commit(&output))
+			err = -EIO;
+	}
 	return err ? 1 : 0;
 }

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,8 +36,15 @@ static struct {
 	int count;	/* intervals to print; 0: until stopped */
 	int duration_s;
 	struct stat_print_options print;
-	bool top;	 /* optrace top: a live screen */
-	bool cumulative; /* top: totals since start, not per interval */
+	bool top;	    /* optrace top: a live screen */
+	bool cumulative;    /* top: totals since start, not per interval */
+	bool timestamps;    /* -T: each interval's report starts with the time */
+	bool quiet;	    /* -q: nothing on stderr but errors */
+	const char *output; /* -o: the reports go there, not to stdout */
+	FILE *out;
+	int printed;		 /* reports printed so far */
+	struct termios terminal; /* top: the terminal as it was, restored at exit */
+	bool raw_terminal;
 } env;
 
 static const char stat_doc[] =
@@ -44,25 +53,30 @@ static const char stat_doc[] =
 	"total and self time, p50/p99, task runs per variant, waits.\n"
 	"\n"
 	"USAGE: optrace stat [-p PID]... [-a] [--json] [--show-helpers] [-d SECONDS]\n"
-	"                    [INTERVAL [COUNT]] [-- COMMAND [ARGS...]]\n"
+	"                    [-T] [-q] [-o FILE] [INTERVAL [COUNT]] [-- COMMAND [ARGS...]]\n"
+	"\n"
+	"With -- COMMAND, optrace exits with the command's status.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    optrace stat -p 1234               # until Ctrl-C, then print\n"
 	"    optrace stat -p 1234 -p 1240 -d 30 # two processes for 30 s\n"
-	"    optrace stat -p 1234 5 3           # every 5 s, three times\n"
+	"    optrace stat -p 1234 -T 5 3        # every 5 s, three times, timestamped\n"
 	"    optrace stat -a                    # every process mapping liboptrace\n"
-	"    optrace stat --json -- ./app -n 10 # a command and all its children\n"
+	"    optrace stat --json -o s.json -- ./app -n 10 # a command and its children\n"
 	"    optrace stat --show-helpers -p 1234 # helpers under their callers\n";
 
 static const char top_doc[] =
 	"A live screen of the operations of running runtimes, slowest first,\n"
 	"refreshed every interval (default 1 s). Counted in the kernel as by stat.\n"
 	"\n"
-	"USAGE: optrace top [-p PID]... [-a] [-C] [--show-helpers] [INTERVAL]\n"
+	"USAGE: optrace top [-p PID]... [-a] [-C] [--show-helpers] [-d SECONDS] [INTERVAL]\n"
+	"\n"
+	"q or Ctrl-C quits.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    optrace top -p 1234        # one process, per-second view\n"
-	"    optrace top -a -C 2        # every runtime, totals since start, every 2 s\n";
+	"    optrace top -a -C 2        # every runtime, totals since start, every 2 s\n"
+	"    optrace top -p 1234 -d 60  # for a minute\n";
 
 enum {
 	OPT_JSON = 0x100,
@@ -74,11 +88,18 @@ static const struct argp_option stat_options[] = {
 	{ "json", OPT_JSON, NULL, 0, "Print JSON for machines", 0 },
 	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
 	  0 },
+	{ "output", 'o', "FILE", 0,
+	  "Write the reports to FILE (a command's own output stays on "
+	  "stdout)",
+	  0 },
+	{ "timestamp", 'T', NULL, 0, "Start each interval's report with the time", 0 },
+	{ "quiet", 'q', NULL, 0, "Print nothing on stderr but errors", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
 	{},
 };
 
 static const struct argp_option top_options[] = {
+	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
 	{ "cumulative", 'C', NULL, 0, "Totals since start instead of per interval", 0 },
 	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
 	  0 },
@@ -99,6 +120,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case 'C':
 		env.cumulative = true;
+		return 0;
+	case 'o':
+		env.output = arg;
+		return 0;
+	case 'T':
+		env.timestamps = true;
+		return 0;
+	case 'q':
+		env.quiet = true;
 		return 0;
 	case OPT_JSON:
 		env.print.json = true;
@@ -140,7 +170,7 @@ static void print_screen(struct stat_snapshot *snapshot)
 	fclose(report);
 	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&now));
 	/* Home, clear, then as many lines as fit, each cut to the width. */
-	printf("\033[H\033[2Joptrace top - %s - %s, every %d s (Ctrl-C quits)\n", stamp,
+	printf("\033[H\033[2Joptrace top - %s - %s, every %d s (q quits)\n", stamp,
 	       env.cumulative ? "totals since start" : "this interval", env.interval_s);
 	for (line = strtok_r(text, "\n", &save); line && rows < size.ws_row - 1;
 	     line = strtok_r(NULL, "\n", &save), rows++)
@@ -257,6 +287,58 @@ static int inject_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t address, u
 	return 0;
 }
 
+/* JSON reports say when they were taken: intervals are told apart by it. */
+static void print_json_time(FILE *out, void *ctx)
+{
+	struct timespec now;
+	struct tm tm;
+	char stamp[32];
+
+	(void)ctx;
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	fprintf(out, ",\"time\":\"%s.%03ldZ\"", stamp, now.tv_nsec / 1000000);
+	if (env.interval_s)
+		fprintf(out, ",\"interval_s\":%d", env.interval_s);
+}
+
+/* top reads single keys (q) without echo: the terminal leaves line mode. */
+static void terminal_raw(void)
+{
+	struct termios raw;
+
+	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &env.terminal))
+		return;
+	raw = env.terminal;
+	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	raw.c_cc[VMIN] = 0;
+	raw.c_cc[VTIME] = 0;
+	env.raw_terminal = !tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+}
+
+static void terminal_restore(void)
+{
+	if (env.raw_terminal)
+		tcsetattr(STDIN_FILENO, TCSANOW, &env.terminal);
+	env.raw_terminal = false;
+}
+
+/* Whether q (or Q) was typed since the last look. */
+static bool quit_key(void)
+{
+	struct pollfd input = { .fd = STDIN_FILENO, .events = POLLIN };
+	char key;
+
+	if (!env.raw_terminal)
+		return false;
+	while (poll(&input, 1, 0) == 1 && read(STDIN_FILENO, &key, 1) == 1) {
+		if (key == 'q' || key == 'Q')
+			return true;
+	}
+	return false;
+}
+
 static int print_snapshot(struct stat_bpf *skel, bool clear)
 {
 	struct stat_snapshot snapshot;
@@ -279,17 +361,22 @@ static int print_snapshot(struct stat_bpf *skel, bool clear)
 	}
 	if (env.top) {
 		print_screen(&snapshot);
+		fflush(stdout);
 	} else {
-		if (env.interval_s && !env.print.json) {
+		/* As bcc's tools: a blank line between reports, the time with -T. */
+		if (env.printed && !env.print.json)
+			fputc('\n', env.out);
+		if (env.timestamps && !env.print.json) {
 			time_t now = time(NULL);
 			char stamp[32];
 
 			strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&now));
-			printf("%s\n", stamp);
+			fprintf(env.out, "%s\n", stamp);
 		}
-		stat_print(stdout, &snapshot, &env.print);
+		stat_print(env.out, &snapshot, &env.print);
+		fflush(env.out);
 	}
-	fflush(stdout);
+	env.printed++;
 	stat_snapshot_free(&snapshot);
 	return 0;
 }
@@ -303,9 +390,20 @@ static int run(int argc, char **argv, const struct argp *argp)
 
 	parse_argc = tracer_split_command(argc, argv);
 	if (parse_argc < 0 || argp_parse(argp, parse_argc, argv, 0, NULL, NULL))
-		return 2;
+		return EXIT_USAGE;
 	if (env.top && !env.interval_s)
 		env.interval_s = 1;
+	env.out = stdout;
+	if (env.output) {
+		/* Opened before the command starts, which must not inherit it. */
+		env.out = fopen(env.output, "we");
+		if (!env.out) {
+			diag("cannot write %s: %s", env.output, strerror(errno));
+			return 1;
+		}
+	}
+	if (env.print.json)
+		env.print.json_members = print_json_time;
 
 	libbpf_set_print(libbpf_print);
 	skel = stat_bpf__open();
@@ -327,9 +425,11 @@ static int run(int argc, char **argv, const struct argp *argp)
 	err = tracer_attach(&tracer);
 	if (err)
 		goto cleanup;
-	if (!env.print.json && !tracer_options.command && !env.top)
+	if (!env.print.json && !tracer_options.command && !env.top && !env.quiet)
 		fprintf(stderr, "Tracing... %s\n",
-			env.interval_s ? "" : "Hit Ctrl-C to end and print.");
+			env.interval_s ? "Hit Ctrl-C to end." : "Hit Ctrl-C to end and print.");
+	if (env.top)
+		terminal_raw();
 
 	while (!tracer_exiting) {
 		struct timespec tick = { 0, TICK_MS * 1000 * 1000 };
@@ -340,6 +440,8 @@ static int run(int argc, char **argv, const struct argp *argp)
 		if (env.duration_s && elapsed_ms >= env.duration_s * 1000L)
 			break;
 		if (!tracer_alive(&tracer))
+			break;
+		if (env.top && quit_key())
 			break;
 		note_ranks(skel, elapsed_ms % 1000 == 0);
 		if (elapsed_ms % 1000 == 0)
@@ -360,10 +462,15 @@ static int run(int argc, char **argv, const struct argp *argp)
 	}
 
 cleanup:
-	status = tracer_finish(&tracer, tracer_exiting);
+	terminal_restore();
+	status = tracer_finish(&tracer, tracer_exiting || env.quiet);
+	if (env.out && env.out != stdout && fclose(env.out) && !err) {
+		diag("cannot write %s: %s", env.output, strerror(errno));
+		err = -EIO;
+	}
 	stat_bpf__destroy(skel);
-	(void)status; /* the command's status is reported, not ours to return */
-	return err ? 1 : 0;
+	/* The command's status first, as time(1) and perf stat give it. */
+	return status ? status : err ? 1 : 0;
 }
 
 int cmd_stat(int argc, char **argv)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "trace/targets.h"
 
@@ -40,6 +41,36 @@ static bool strip_deleted(char *path)
 		return false;
 	path[length - (sizeof(suffix) - 1)] = '\0';
 	return true;
+}
+
+int process_of_id(pid_t id, pid_t *tgid)
+{
+	char path[64], line[256];
+	int err = -EPROTO;
+	FILE *status;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", id);
+	status = fopen(path, "re");
+	if (!status)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), status)) {
+		int value;
+
+		if (sscanf(line, "Tgid: %d", &value) == 1) {
+			*tgid = value;
+			err = 0;
+			break;
+		}
+	}
+	fclose(status);
+	return err;
+}
+
+const char *mappings_refused_hint(void)
+{
+	return geteuid() ? "are you root?"
+			 : "the kernel refuses even root: a process of another user namespace, "
+			   "or /proc mounted with hidepid";
 }
 
 int find_liboptrace(pid_t pid, struct library *library)

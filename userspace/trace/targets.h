@@ -21,6 +21,16 @@ struct library {
  */
 int find_liboptrace(pid_t pid, struct library *library);
 
+/*
+ * The process a -p PID names: pid itself, or the process of thread pid (a
+ * TID, as top -H and gdb show them). 0, -ESRCH when there is none, or
+ * another negative errno.
+ */
+int process_of_id(pid_t id, pid_t *tgid);
+
+/* Why the kernel refused to show process pid's mappings, as a hint. */
+const char *mappings_refused_hint(void);
+
 /* True if the file name is liboptrace's: liboptrace.so, .so.1, .so.1.2.3. */
 int is_liboptrace_name(const char *path);
 

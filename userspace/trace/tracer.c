@@ -73,6 +73,16 @@ static const struct argp_option options[] = {
 	{},
 };
 
+pid_t tracer_process_of(pid_t id)
+{
+	pid_t tgid;
+
+	if (process_of_id(id, &tgid) || tgid == id)
+		return id; /* attaching says what is wrong */
+	diag("%d is a thread of process %d: tracing process %d", id, tgid, tgid);
+	return tgid;
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	struct tracer_options *o = &tracer_options;
@@ -87,7 +97,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "'%s' is not a process id", arg);
 		if (o->pid_count == TRACER_MAX_PIDS)
 			argp_error(state, "at most %d processes", TRACER_MAX_PIDS);
-		o->pids[o->pid_count++] = (pid_t)pid;
+		o->pids[o->pid_count++] = tracer_process_of((pid_t)pid);
 		return 0;
 	case 'a':
 		o->all = true;
@@ -246,7 +256,8 @@ static int attach_pid(struct tracer *tracer, pid_t pid)
 		return err;
 	}
 	if (err) {
-		diag("cannot read the mappings of process %d: %s", pid, strerror(-err));
+		diag("cannot read the mappings of process %d: %s (%s)", pid, strerror(-err),
+		     mappings_refused_hint());
 		return err;
 	}
 	err = attacher_attach(&tracer->attacher, library.path, pid);
@@ -439,6 +450,7 @@ static int command_started(struct tracer *tracer, int exec_fd)
 	diag("cannot run %s: %s", tracer_options.command[0], strerror(error));
 	waitpid(tracer->child, &tracer->child_status, 0);
 	tracer->child_exited = true;
+	tracer->exec_error = error;
 	return -error;
 }
 
@@ -623,9 +635,11 @@ int tracer_finish(struct tracer *tracer, bool interrupted)
 	 * timeout(1), the command gets SIGTERM, and SIGKILL a second later, so
 	 * that optrace ends within about a second whatever the command does.
 	 */
-	if (!reap_within(tracer, 0)) {
+	/* On Ctrl-C the command got the SIGINT too: let it end of that first. */
+	if (!reap_within(tracer, interrupted ? 200 : 0)) {
 		if (verbose || !interrupted)
 			diag("stopping the command (SIGTERM)");
+		tracer->child_stopped = true;
 		kill(tracer->child, SIGTERM);
 		if (!reap_within(tracer, 1000)) {
 			diag("the command did not end on SIGTERM: SIGKILL");
@@ -633,7 +647,9 @@ int tracer_finish(struct tracer *tracer, bool interrupted)
 			reap_within(tracer, 1000);
 		}
 	}
-	if (!tracer->child_exited)
+	if (tracer->exec_error)
+		return tracer->exec_error == ENOENT ? 127 : 126; /* as the shells say */
+	if (!tracer->child_exited || tracer->child_stopped)
 		return 0;
 	if (WIFEXITED(tracer->child_status) && WEXITSTATUS(tracer->child_status)) {
 		diag("the command exited with status %d", WEXITSTATUS(tracer->child_status));

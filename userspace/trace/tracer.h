@@ -54,6 +54,9 @@ void tracer_catch_signals(void);
  */
 int tracer_split_command(int argc, char **argv);
 
+/* The process of a -p PID: a thread's id names its process (said on stderr). */
+pid_t tracer_process_of(pid_t id);
+
 struct bpf_object;
 struct bpf_link;
 
@@ -70,7 +73,9 @@ struct tracer {
 	pid_t child;
 	int child_status;
 	bool child_exited;
-	bool fast_path; /* the batch probe, not the per-event probes */
+	bool child_stopped; /* by optrace: -d passed, or optrace was told to stop */
+	int exec_error;	    /* the command could not be started: execvp()'s errno */
+	bool fast_path;	    /* the batch probe, not the per-event probes */
 	/* With -a: the processes that mapped liboptrace at the last scan (each second). */
 	pid_t found[TRACER_MAX_FOUND];
 	int found_count;
@@ -118,7 +123,9 @@ void tracer_rescan(struct tracer *tracer);
  * Detaches (the kernel disarms the semaphores: the targets go on untraced).
  * A command optrace started that is still running gets SIGTERM, and SIGKILL
  * a second later (interrupted: optrace got a signal, so say less). Returns
- * the command's exit status (128 + signal when killed), or 0.
+ * what optrace should exit with for the command, as time(1) and perf stat
+ * do: its exit status, 128 + the signal that killed it, 127 (126) when it
+ * could not be found (run); 0 when optrace stopped it, or ran none.
  */
 int tracer_finish(struct tracer *tracer, bool interrupted);
 
