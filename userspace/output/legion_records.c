@@ -29,19 +29,29 @@ void legion_prof_order_times(uint64_t *create, uint64_t *ready, uint64_t *start,
 
 /* ---- descriptors -------------------------------------------------------- */
 
+/* Notes key as declared in set, then begins record id; NULL with *err on failure. */
+static unsigned char *begin_descriptor(struct legion_prof *prof, struct idmap *set, uint64_t key,
+				       uint32_t id, int *err)
+{
+	unsigned char *p;
+
+	*err = prof->error ?: legion_prof_key_set_add(set, key);
+	if (*err)
+		return NULL;
+	p = legion_prof_record_begin(prof, id);
+	if (!p)
+		*err = prof->error;
+	return p;
+}
+
 int legion_prof_op_desc(struct legion_prof *prof, uint32_t kind, const char *name)
 {
 	unsigned char *p;
 	int err;
 
-	if (prof->error)
-		return prof->error;
-	err = legion_prof_key_set_add(&prof->op_kinds, kind);
-	if (err)
-		return err;
-	p = legion_prof_record_begin(prof, OP_DESC_ID);
+	p = begin_descriptor(prof, &prof->op_kinds, kind, OP_DESC_ID, &err);
 	if (!p)
-		return prof->error;
+		return err;
 	p = put_u32(p, kind);
 	return legion_prof_record_end(prof, put_string(p, name));
 }
@@ -51,14 +61,9 @@ int legion_prof_meta_desc(struct legion_prof *prof, uint32_t kind, const char *n
 	unsigned char *p;
 	int err;
 
-	if (prof->error)
-		return prof->error;
-	err = legion_prof_key_set_add(&prof->meta_kinds, kind);
-	if (err)
-		return err;
-	p = legion_prof_record_begin(prof, META_DESC_ID);
+	p = begin_descriptor(prof, &prof->meta_kinds, kind, META_DESC_ID, &err);
 	if (!p)
-		return prof->error;
+		return err;
 	p = put_u32(p, kind);
 	p = put_u8(p, 0); /* message */
 	p = put_u8(p, 0); /* ordered_vc */
@@ -71,14 +76,9 @@ int legion_prof_task_kind(struct legion_prof *prof, uint32_t task_id, const char
 	unsigned char *p;
 	int err;
 
-	if (prof->error)
-		return prof->error;
-	err = legion_prof_key_set_add(&prof->task_kinds, task_id);
-	if (err)
-		return err;
-	p = legion_prof_record_begin(prof, TASK_KIND_ID);
+	p = begin_descriptor(prof, &prof->task_kinds, task_id, TASK_KIND_ID, &err);
 	if (!p)
-		return prof->error;
+		return err;
 	p = put_u32(p, task_id);
 	p = put_string(p, name);
 	return legion_prof_record_end(prof,
@@ -96,14 +96,10 @@ int legion_prof_task_variant(struct legion_prof *prof, uint32_t task_id, uint32_
 	unsigned char *p;
 	int err;
 
-	if (prof->error)
-		return prof->error;
-	err = legion_prof_key_set_add(&prof->task_variants, variant_key(task_id, variant_id));
-	if (err)
-		return err;
-	p = legion_prof_record_begin(prof, TASK_VARIANT_ID);
+	p = begin_descriptor(prof, &prof->task_variants, variant_key(task_id, variant_id),
+			     TASK_VARIANT_ID, &err);
 	if (!p)
-		return prof->error;
+		return err;
 	p = put_u32(p, task_id);
 	p = put_u32(p, variant_id);
 	return legion_prof_record_end(prof, put_string(p, name));
@@ -279,9 +275,14 @@ int legion_prof_check_task(struct legion_prof *prof, const struct legion_prof_ta
 	return err;
 }
 
-int legion_prof_write_task_info(struct legion_prof *prof, const struct legion_prof_task *task)
+/*
+ * TaskInfo, and GPUTaskInfo (gpu: the device interval after the host's): the
+ * same fields but for that interval.
+ */
+static int write_task_record(struct legion_prof *prof, const struct legion_prof_task *task,
+			     bool gpu)
 {
-	unsigned char *p = legion_prof_record_begin(prof, TASK_INFO_ID);
+	unsigned char *p = legion_prof_record_begin(prof, gpu ? GPU_TASK_INFO_ID : TASK_INFO_ID);
 
 	if (!p)
 		return prof->error;
@@ -293,30 +294,18 @@ int legion_prof_write_task_info(struct legion_prof *prof, const struct legion_pr
 	p = put_time(p, task->ready);
 	p = put_time(p, task->start);
 	p = put_time(p, task->stop);
+	if (gpu) {
+		p = put_time(p, task->gpu_start);
+		p = put_time(p, task->gpu_stop);
+	}
 	p = put_u64(p, task->creator);
 	p = put_u64(p, 0); /* critical: no event graph */
 	return legion_prof_record_end(prof, put_u64(p, task->fevent));
 }
 
-static int write_gpu_task_info(struct legion_prof *prof, const struct legion_prof_task *task)
+int legion_prof_write_task_info(struct legion_prof *prof, const struct legion_prof_task *task)
 {
-	unsigned char *p = legion_prof_record_begin(prof, GPU_TASK_INFO_ID);
-
-	if (!p)
-		return prof->error;
-	p = put_u64(p, task->op_id);
-	p = put_u32(p, task->task_id);
-	p = put_u32(p, task->variant_id);
-	p = put_u64(p, task->proc_id);
-	p = put_time(p, task->create);
-	p = put_time(p, task->ready);
-	p = put_time(p, task->start);
-	p = put_time(p, task->stop);
-	p = put_time(p, task->gpu_start);
-	p = put_time(p, task->gpu_stop);
-	p = put_u64(p, task->creator);
-	p = put_u64(p, 0); /* critical */
-	return legion_prof_record_end(prof, put_u64(p, task->fevent));
+	return write_task_record(prof, task, false);
 }
 
 /* TaskWaitInfo, clamped into the task's run with start <= ready <= end. */
@@ -375,7 +364,7 @@ static int write_task(struct legion_prof *prof, struct legion_prof_task *task,
 		/* the reader computes gpu_stop - 1 when they are reversed: 0 underflows */
 		task->gpu_start = min_u64(task->gpu_start, TIME_MAX);
 		task->gpu_stop = max_u64(min_u64(task->gpu_stop, TIME_MAX), task->gpu_start);
-		err = write_gpu_task_info(prof, task);
+		err = write_task_record(prof, task, true);
 	} else {
 		err = legion_prof_write_task_info(prof, task);
 	}
