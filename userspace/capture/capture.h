@@ -5,7 +5,7 @@
  * packed into chunks that are written whole, each with a CRC, then an end
  * marker with totals. A recorder killed at any moment leaves a file that
  * reads up to its last whole chunk, and the reader says what was cut and
- * why. The layout, byte by byte, is at the top of capture.c and in
+ * why. The layout, byte by byte, is in capture/format.h and in
  * docs/capture.md.
  *
  * Every function returns 0 (or a count) or a negative errno. A writer or a
