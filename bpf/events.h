@@ -23,6 +23,7 @@ enum record_type {
 	RECORD_GPU_NAME,    /* struct record_gpu_name: the kernel_name probe */
 	RECORD_GPU_DROPPED, /* struct record_event: gpu_dropped */
 	RECORD_BATCH,	    /* struct record_batch: only in the ring buffer, never in a capture */
+	RECORD_NAME,	    /* struct record_name: written by optrace, never by the kernel */
 	RECORD__COUNT
 };
 
@@ -194,6 +195,24 @@ struct string_key {
 	__u32 tgid;
 	__u32 pad;
 	__u64 address;
+};
+
+/*
+ * What a process or a thread is called, as ps shows it (its comm), read by
+ * the recorder from /proc when it first meets the thread: outputs name
+ * processes by command and threads by their own names.
+ */
+/* A comm takes at most 16 bytes; the record is as long as a struct record_event. */
+#define RECORD_NAME_LEN 40
+
+struct record_name {
+	__u64 timestamp;
+	__u32 tgid;
+	__u32 tid; /* 0: the process's command name */
+	__u16 type; /* RECORD_NAME */
+	__u16 reserved16;
+	__u32 reserved;
+	char name[RECORD_NAME_LEN]; /* NUL-terminated */
 };
 
 /* Small batches (a thread that flushed by age) take a small reservation. */

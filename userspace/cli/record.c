@@ -62,6 +62,7 @@ struct recorder {
 	bool fast_path;
 	struct batch_decoder decoder;
 	struct idmap strings; /* (process, address) of strings in the capture */
+	struct idmap named;   /* (process, thread or 0) whose names are in the capture */
 	uint64_t events;
 	uint64_t gpu_records; /* tells report and export whether to read GPU records ahead */
 	bool gpu_only;	      /* after the stop, while the collector's last flush comes */
@@ -152,10 +153,51 @@ static void note_error(struct recorder *recorder, int err)
 		recorder->error = err;
 }
 
+/* The comm of /proc/PID/comm or /proc/PID/task/TID/comm; false once it is gone. */
+static bool read_comm(const char *path, char name[RECORD_NAME_LEN])
+{
+	FILE *file = fopen(path, "re");
+	bool found;
+
+	if (!file)
+		return false;
+	memset(name, 0, RECORD_NAME_LEN);
+	found = fgets(name, RECORD_NAME_LEN, file) != NULL;
+	fclose(file);
+	name[strcspn(name, "\n")] = '\0';
+	return found && name[0];
+}
+
+/* Names thread tid and its process in the capture, the first time either is met. */
+static void write_names(struct recorder *recorder, uint64_t timestamp, uint32_t tgid, uint32_t tid)
+{
+	uint32_t ids[2] = { 0, tid };
+
+	for (int i = 0; i < 2; i++) {
+		struct record_name record = {
+			.timestamp = timestamp, .tgid = tgid, .tid = ids[i], .type = RECORD_NAME
+		};
+		char path[64];
+
+		if (idmap_get(&recorder->named, tgid, ids[i]))
+			continue;
+		/* Asked once: a process that has exited keeps its pid as its name. */
+		note_error(recorder, idmap_put(&recorder->named, tgid, ids[i], (void *)1));
+		if (ids[i])
+			snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", tgid, ids[i]);
+		else
+			snprintf(path, sizeof(path), "/proc/%u/comm", tgid);
+		if (read_comm(path, record.name))
+			note_error(recorder, capture_write(recorder->writer, RECORD_NAME, &record,
+							   sizeof(record)));
+	}
+}
+
 static int write_event(void *ctx, const struct record_event *event)
 {
 	struct recorder *recorder = ctx;
 
+	write_names(recorder, event->timestamp, event->tgid, event->tid);
 	note_error(recorder, capture_write(recorder->writer, event->type, event, sizeof(*event)));
 	recorder->events++;
 	recorder->bytes += sizeof(*event);
@@ -253,6 +295,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	}
 	if (recorder->gpu_only && (event->type < RECORD_GPU || event->type > RECORD_GPU_DROPPED))
 		return 0;
+	if (event->type >= RECORD_RT_INIT && event->type <= RECORD_WAIT_END)
+		write_names(recorder, event->timestamp, event->tgid, event->tid);
 	err = capture_write(recorder->writer, event->type, data, (uint32_t)size);
 	if (err && !recorder->error)
 		recorder->error = err;
@@ -605,6 +649,7 @@ cleanup:
 	record_bpf__destroy(skel);
 	batch_decoder_free(&recorder.decoder);
 	idmap_free(&recorder.strings);
+	idmap_free(&recorder.named);
 	free(target);
 	/* The command's status first, as time(1) and perf stat give it. */
 	return status ? status : err ? 1 : 0;

@@ -273,6 +273,7 @@ int cmd_report(int argc, char **argv)
 		goto cleanup;
 	err = report_builder_finish(&builder, &profile);
 	err = err ?: report_builder_add_capture(&builder, replay.status);
+	err = err ?: profile_names_fill_snapshot(&profile.names, &builder.snapshot);
 	if (err) {
 		diag("out of memory");
 		goto cleanup;

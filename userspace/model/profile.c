@@ -654,7 +654,14 @@ int profile_feed(struct profile *profile, const void *record, size_t size)
 			return 0;
 		}
 		return add_string(profile, record);
+	case RECORD_NAME:
+		if (profile_names_add(&profile->names, record, size) == -EINVAL)
+			profile->stats.malformed++;
+		return 0;
 	case RECORD_RT_INIT:
+		if (profile_names_set_rank(&profile->names, event->tgid, (int)event->rt_init.rank,
+					   (int)event->rt_init.rank_count))
+			return -ENOMEM;
 		if (profile->consumer.rt_init)
 			profile->consumer.rt_init(profile->consumer.ctx, profile, event->tgid,
 						  (int)event->rt_init.rank,
@@ -773,4 +780,5 @@ void profile_free(struct profile *profile)
 	idmap_free(&profile->running);
 	idmap_free(&profile->strings);
 	idmap_free(&profile->gpu_claimed);
+	profile_names_free(&profile->names);
 }

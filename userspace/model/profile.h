@@ -22,6 +22,7 @@
 
 #include "bpf/events.h"
 #include "model/gpu_index.h"
+#include "model/names.h"
 #include "common/idmap.h"
 
 #define PROFILE_MODE_UNSET (-1)
@@ -146,6 +147,7 @@ struct profile {
 	struct idmap tasks;	     /* (tgid, task id) -> struct profile_task, while points run */
 	struct idmap running;	     /* (tgid, task id) -> its points running (profile.c) */
 	struct idmap strings;	     /* (tgid, address) -> char * */
+	struct profile_names names;  /* commands, thread names, ranks */
 	const struct gpu_index *gpu; /* sealed; NULL: no GPU activity */
 	struct idmap gpu_claimed;    /* (tgid, CUPTI's tid) -> the thread that took its launches */
 	struct profile_stats stats;

@@ -83,7 +83,8 @@ static int scan(struct exporter *exporter, const char *path)
 		const struct record_event *event = record.data;
 		int rank;
 
-		if (record.size < sizeof(*event) || event->type == RECORD_STRING)
+		if (record.size < sizeof(*event) || event->type == RECORD_STRING ||
+		    event->type == RECORD_NAME)
 			continue;
 		if (event->type != RECORD_RT_INIT) {
 			legion_export_process_of(exporter, event->tgid, true);
