@@ -73,6 +73,13 @@ START_TEST(test_openmp_threads_and_children)
 }
 END_TEST
 
+static long file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : (long)st.st_size;
+}
+
 /*
  * Killed with SIGKILL: what was flushed reads, under the name the recorder
  * writes until it ends (OUTPUT.partial), and the report says it was cut.
@@ -95,7 +102,10 @@ START_TEST(test_recorder_killed)
 		      "-q", "--truth", "/dev/null", (char *)NULL);
 		_exit(127);
 	}
-	sleep(3);
+	/* Until a chunk is flushed (every second; later on a busy machine). */
+	for (int waited = 0; waited < 300 && file_size(partial) < 4096; waited++)
+		usleep(100 * 1000);
+	ck_assert_msg(file_size(partial) >= 4096, "nothing flushed to %s in 30 s", partial);
 	snprintf(children, sizeof(children), "/proc/%d/task/%d/children", recorder, recorder);
 	text = read_file(children);
 	ck_assert_ptr_nonnull(text);
