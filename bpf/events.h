@@ -24,6 +24,7 @@ enum record_type {
 	RECORD_GPU_DROPPED, /* struct record_event: gpu_dropped */
 	RECORD_BATCH,	    /* struct record_batch: only in the ring buffer, never in a capture */
 	RECORD_NAME,	    /* struct record_name: written by optrace, never by the kernel */
+	RECORD_CLOCK,	    /* struct record_clock: written by optrace every second */
 	RECORD__COUNT
 };
 
@@ -208,12 +209,36 @@ struct string_key {
 struct record_name {
 	__u64 timestamp;
 	__u32 tgid;
-	__u32 tid; /* 0: the process's command name */
+	__u32 tid;  /* 0: the process's command name */
 	__u16 type; /* RECORD_NAME */
 	__u16 reserved16;
 	__u32 reserved;
 	char name[RECORD_NAME_LEN]; /* NUL-terminated */
 };
+
+/*
+ * CLOCK_REALTIME at the moment timestamp (CLOCK_MONOTONIC) was read: with
+ * the header's and the end marker's pairs, these anchors map a capture's
+ * timestamps onto wall-clock time within the drift of a second, so that
+ * captures of several hosts merge onto one timeline.
+ */
+struct record_clock {
+	__u64 timestamp;
+	__u32 tgid; /* 0 */
+	__u32 tid;  /* 0 */
+	__u16 type; /* RECORD_CLOCK */
+	__u16 reserved16;
+	__u32 reserved;
+	__u64 realtime_ns;
+	__u64 uncertainty_ns; /* how long reading the pair took */
+	__u64 reserved2[3];   /* as long as a struct record_event */
+};
+
+/* Records optrace writes about the recording, not about the traced processes' events. */
+static inline int record_is_metadata(unsigned int type)
+{
+	return type == RECORD_STRING || type == RECORD_NAME || type == RECORD_CLOCK;
+}
 
 /* Small batches (a thread that flushed by age) take a small reservation. */
 #define RECORD_BATCH_SMALL 16

@@ -36,6 +36,7 @@
 #define CAPTURE_KEY_VERSION "optrace.version"
 #define CAPTURE_KEY_HOSTNAME "host.name"
 #define CAPTURE_KEY_KERNEL "host.kernel"
+#define CAPTURE_KEY_BOOT_ID "host.boot_id" /* written by optrace record */
 #define CAPTURE_KEY_TARGET "target"
 #define CAPTURE_KEY_PID "recorder.pid"
 /* The end marker's count of GPU records: 0 spares readers a pass over them. */

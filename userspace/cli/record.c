@@ -47,6 +47,7 @@
 
 static struct {
 	const char *output;
+	char output_buffer[PATH_MAX]; /* -o's name, %h expanded */
 	int duration_s;
 	long ringbuf_mb;
 	bool quiet;
@@ -105,13 +106,53 @@ static const struct argp_option options[] = {
 	{},
 };
 
+/*
+ * -o's name with %h as this host's short name and %% as %: one command line
+ * for every node of a job (srun ... optrace record -o run.%h.capture) gives
+ * one file per node. 0, or -EINVAL for another % sequence or a name too long.
+ */
+static int expand_output(const char *pattern, char *out, size_t size)
+{
+	char host[256] = "", *dot;
+	size_t used = 0;
+
+	if (gethostname(host, sizeof(host) - 1))
+		snprintf(host, sizeof(host), "localhost");
+	dot = strchr(host, '.');
+	if (dot)
+		*dot = '\0';
+	for (const char *p = pattern; *p; p++) {
+		const char *piece = p;
+		size_t length = 1;
+
+		if (*p == '%') {
+			p++;
+			if (*p == 'h') {
+				piece = host;
+				length = strlen(host);
+			} else if (*p != '%') {
+				return -EINVAL;
+			}
+		}
+		if (used + length >= size)
+			return -EINVAL;
+		memcpy(out + used, piece, length);
+		used += length;
+	}
+	out[used] = '\0';
+	return 0;
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	long value;
 
 	switch (key) {
 	case 'o':
-		env.output = arg;
+		if (expand_output(arg, env.output_buffer, sizeof(env.output_buffer)))
+			argp_error(state, "-o takes %%h (this host's short name) and %%%% (a %%) "
+					  "in its name, nothing else after a %%");
+		env.output = env.output_buffer;
 		return 0;
 	case 'd':
 		env.duration_s = (int)tracer_parse_positive(arg, state, "duration");
@@ -153,19 +194,19 @@ static void note_error(struct recorder *recorder, int err)
 		recorder->error = err;
 }
 
-/* The comm of /proc/PID/comm or /proc/PID/task/TID/comm; false once it is gone. */
-static bool read_comm(const char *path, char name[RECORD_NAME_LEN])
+/* The first line of a /proc file (a comm, the boot id), zero-padded; false if none. */
+static bool read_first_line(const char *path, char line[RECORD_NAME_LEN])
 {
 	FILE *file = fopen(path, "re");
 	bool found;
 
 	if (!file)
 		return false;
-	memset(name, 0, RECORD_NAME_LEN);
-	found = fgets(name, RECORD_NAME_LEN, file) != NULL;
+	memset(line, 0, RECORD_NAME_LEN);
+	found = fgets(line, RECORD_NAME_LEN, file) != NULL;
 	fclose(file);
-	name[strcspn(name, "\n")] = '\0';
-	return found && name[0];
+	line[strcspn(line, "\n")] = '\0';
+	return found && line[0];
 }
 
 /* Names thread tid and its process in the capture, the first time either is met. */
@@ -187,10 +228,29 @@ static void write_names(struct recorder *recorder, uint64_t timestamp, uint32_t 
 			snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", tgid, ids[i]);
 		else
 			snprintf(path, sizeof(path), "/proc/%u/comm", tgid);
-		if (read_comm(path, record.name))
+		if (read_first_line(path, record.name))
 			note_error(recorder, capture_write(recorder->writer, RECORD_NAME, &record,
 							   sizeof(record)));
 	}
+}
+
+/* A clock anchor: realtime read between two monotonic reads, at their middle. */
+static void write_clock(struct recorder *recorder)
+{
+	struct record_clock record = { .type = RECORD_CLOCK };
+	struct timespec before, realtime, after;
+	uint64_t before_ns, after_ns;
+
+	clock_gettime(CLOCK_MONOTONIC, &before);
+	clock_gettime(CLOCK_REALTIME, &realtime);
+	clock_gettime(CLOCK_MONOTONIC, &after);
+	before_ns = (uint64_t)before.tv_sec * 1000000000u + (uint64_t)before.tv_nsec;
+	after_ns = (uint64_t)after.tv_sec * 1000000000u + (uint64_t)after.tv_nsec;
+	record.timestamp = before_ns + (after_ns - before_ns) / 2;
+	record.realtime_ns = (uint64_t)realtime.tv_sec * 1000000000u + (uint64_t)realtime.tv_nsec;
+	record.uncertainty_ns = after_ns - before_ns;
+	note_error(recorder,
+		   capture_write(recorder->writer, RECORD_CLOCK, &record, sizeof(record)));
 }
 
 static int write_event(void *ctx, const struct record_event *event)
@@ -439,6 +499,8 @@ int cmd_record(int argc, char **argv)
 		.options = options, .parser = parse_arg, .doc = doc, .children = children
 	};
 	struct capture_writer_opts writer_opts = { 0 };
+	struct capture_meta meta[1];
+	char boot_id[RECORD_NAME_LEN];
 	uint64_t losses[RECORD_LOSS__COUNT] = { 0 };
 	struct recorder recorder = { 0 };
 	struct tracer tracer = { 0 };
@@ -495,6 +557,12 @@ int cmd_record(int argc, char **argv)
 	}
 	writer_opts.optrace_version = OPTRACE_VERSION;
 	writer_opts.target = target;
+	/* Which boot of which host: captures of one job merge by host and clock. */
+	if (read_first_line("/proc/sys/kernel/random/boot_id", boot_id)) {
+		meta[0] = (struct capture_meta){ CAPTURE_KEY_BOOT_ID, boot_id };
+		writer_opts.meta = meta;
+		writer_opts.meta_count = 1;
+	}
 	/*
 	 * Written as OUTPUT.partial, renamed to OUTPUT at the end: a recorder
 	 * that fails leaves an earlier OUTPUT as it was, one killed leaves
@@ -513,6 +581,7 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 
+	write_clock(&recorder);
 	recorder.fast_path = tracer.fast_path;
 	batch_decoder_init(&recorder.decoder, tracer_now_ns());
 	tracer_catch_signals();
@@ -538,6 +607,7 @@ int cmd_record(int argc, char **argv)
 		if (recorder.error)
 			break;
 		if (elapsed_ms % FLUSH_MS == 0) {
+			write_clock(&recorder);
 			capture_flush(recorder.writer);
 			tracer_rescan(&tracer);
 			clock_gettime(CLOCK_MONOTONIC, &now);

@@ -83,8 +83,7 @@ static int scan(struct exporter *exporter, const char *path)
 		const struct record_event *event = record.data;
 		int rank;
 
-		if (record.size < sizeof(*event) || event->type == RECORD_STRING ||
-		    event->type == RECORD_NAME)
+		if (record.size < sizeof(*event) || record_is_metadata(event->type))
 			continue;
 		if (event->type != RECORD_RT_INIT) {
 			legion_export_process_of(exporter, event->tgid, true);
