@@ -188,6 +188,9 @@ struct record_batch {
 	__u64 buffer;	/* the events' address in the process: names the buffer */
 	__u32 count;
 	__u32 reserved;
+	/* Names while they can be read: a short run has exited before /proc is. */
+	char thread_comm[16];  /* when the thread itself handed it over, else "" */
+	char process_comm[16]; /* the process's (its leader's) */
 	struct optrace_event events[OPTRACE_BATCH_EVENTS];
 };
 

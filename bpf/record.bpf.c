@@ -415,6 +415,8 @@ static __always_inline void fill_batch_head(struct record_batch *batch,
 					    const struct string_walk *walk, __u32 count, __u32 tid,
 					    __u64 sequence)
 {
+	struct task_struct *task;
+
 	batch->timestamp = bpf_ktime_get_ns();
 	batch->tgid = walk->pid_tgid >> 32;
 	batch->tid = tid;
@@ -425,6 +427,12 @@ static __always_inline void fill_batch_head(struct record_batch *batch,
 	batch->buffer = walk->events;
 	batch->count = count;
 	batch->reserved = 0;
+	__builtin_memset(batch->thread_comm, 0, sizeof(batch->thread_comm));
+	if (tid == (__u32)walk->pid_tgid)
+		bpf_get_current_comm(batch->thread_comm, sizeof(batch->thread_comm));
+	task = (struct task_struct *)bpf_get_current_task();
+	if (BPF_CORE_READ_STR_INTO(&batch->process_comm, task, group_leader, comm) < 0)
+		batch->process_comm[0] = '\0';
 }
 
 /*

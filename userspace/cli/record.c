@@ -209,9 +209,16 @@ static bool read_first_line(const char *path, char line[RECORD_NAME_LEN])
 	return found && line[0];
 }
 
-/* Names thread tid and its process in the capture, the first time either is met. */
-static void write_names(struct recorder *recorder, uint64_t timestamp, uint32_t tgid, uint32_t tid)
+/*
+ * Names thread tid and its process in the capture, the first time either is
+ * met: from the kernel's comms when given (a batch brings them), else from
+ * /proc. Written as events arrive, before they wait to be put in order: a
+ * short run has exited by then.
+ */
+static void write_names(struct recorder *recorder, uint64_t timestamp, uint32_t tgid, uint32_t tid,
+			const char *process_comm, const char *thread_comm)
 {
+	const char *given[2] = { process_comm, thread_comm };
 	uint32_t ids[2] = { 0, tid };
 
 	for (int i = 0; i < 2; i++) {
@@ -228,7 +235,9 @@ static void write_names(struct recorder *recorder, uint64_t timestamp, uint32_t 
 			snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", tgid, ids[i]);
 		else
 			snprintf(path, sizeof(path), "/proc/%u/comm", tgid);
-		if (read_first_line(path, record.name))
+		if (given[i] && given[i][0])
+			memcpy(record.name, given[i], strnlen(given[i], 16));
+		if (record.name[0] || read_first_line(path, record.name))
 			note_error(recorder, capture_write(recorder->writer, RECORD_NAME, &record,
 							   sizeof(record)));
 	}
@@ -257,7 +266,6 @@ static int write_event(void *ctx, const struct record_event *event)
 {
 	struct recorder *recorder = ctx;
 
-	write_names(recorder, event->timestamp, event->tgid, event->tid);
 	note_error(recorder, capture_write(recorder->writer, event->type, event, sizeof(*event)));
 	recorder->events++;
 	recorder->bytes += sizeof(*event);
@@ -277,6 +285,8 @@ static int on_batch(struct recorder *recorder, const struct record_batch *batch,
 	if (size < RECORD_BATCH_SIZE(0) || batch->count > OPTRACE_BATCH_EVENTS ||
 	    size < RECORD_BATCH_SIZE(batch->count))
 		return 0; /* cannot be: the kernel wrote it */
+	write_names(recorder, batch->timestamp, batch->tgid, batch->tid, batch->process_comm,
+		    batch->thread_comm);
 	note_error(recorder, batch_decoder_add(&recorder->decoder, &origin, batch->sequence,
 					       batch->count, batch->events));
 	return 0;
@@ -311,6 +321,7 @@ static int on_idle_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t address, 
 		.tgid = (uint32_t)pid, .tid = tid, .buffer = address, .idle = true
 	};
 
+	write_names(recorder, recorder->decoder.written_ns, (uint32_t)pid, tid, NULL, NULL);
 	for (uint32_t i = 0; i < count; i++) {
 		if (events[i].kind == OPTRACE_EVENT_OP_BEGIN)
 			write_string(recorder, pid, events[i].c);
@@ -356,7 +367,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (recorder->gpu_only && (event->type < RECORD_GPU || event->type > RECORD_GPU_DROPPED))
 		return 0;
 	if (event->type >= RECORD_RT_INIT && event->type <= RECORD_WAIT_END)
-		write_names(recorder, event->timestamp, event->tgid, event->tid);
+		write_names(recorder, event->timestamp, event->tgid, event->tid, NULL, NULL);
 	err = capture_write(recorder->writer, event->type, data, (uint32_t)size);
 	if (err && !recorder->error)
 		recorder->error = err;

@@ -23,7 +23,9 @@
 #include "output/stat_print.h"
 
 static struct {
-	const char *path;
+	const char *paths[REPLAY_SOURCES_MAX];
+	size_t path_count;
+	const char *path; /* the first */
 	bool dump;
 	bool dump_records;
 	bool by_site;
@@ -36,13 +38,14 @@ static struct {
 static const char doc[] =
 	"Print the profile of a capture file made by `optrace record`.\n"
 	"\n"
-	"USAGE: optrace report [--show-helpers] [--json] [-o OUTPUT] FILE\n"
+	"USAGE: optrace report [--show-helpers] [--json] [-o OUTPUT] FILE...\n"
 	"       optrace report --dump[=records] FILE\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    optrace report optrace.capture\n"
 	"    optrace report --show-helpers run.capture  # with nested operations\n"
 	"    optrace report --json -o run.json run.capture\n"
+	"    optrace report run.node1.capture run.node2.capture  # a job, merged\n"
 	"    optrace report --gpu gpu.bin run.capture   # with an OPTRACE_GPU_FILE's kernels\n"
 	"    optrace report gpu.bin                     # GPU activity alone (no eBPF there)\n"
 	"    optrace report --dump run.capture          # the file's chunks, for "
@@ -102,32 +105,36 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.dump_records = arg != NULL;
 		return 0;
 	case ARGP_KEY_ARG:
-		if (env.path)
-			argp_error(state, "give one capture file");
-		env.path = arg;
+		if (env.path_count == REPLAY_SOURCES_MAX)
+			argp_error(state, "at most %d captures", REPLAY_SOURCES_MAX);
+		env.paths[env.path_count++] = arg;
+		env.path = env.paths[0];
 		return 0;
 	case ARGP_KEY_END:
 		if (!env.path)
 			argp_error(state, "give the capture file to report");
+		if (env.dump && env.path_count > 1)
+			argp_error(state, "--dump reads one file");
 		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
 }
 
-/* What the capture holds, and what it lacks, before the tables. */
-static void print_summary(FILE *out, const struct replay *replay, const struct profile *profile)
+/* One capture: what it holds, and what its recorder lost. */
+static void print_source(FILE *out, const char *path, const struct capture_header *header,
+			 const struct capture_status *status, double seconds)
 {
-	const struct capture_header *header = replay->header;
-	const struct capture_status *status = replay->status;
 	const struct capture_trailer *trailer = &status->trailer;
-	double seconds = (profile->stats.last_ns - profile->stats.first_ns) / 1e9;
-	char safe[2 * sizeof(replay->notes[0].text)];
+	char safe[256];
 
-	fprintf(out, "capture %s: %s%s%s, %llu records over %.3f s\n", env.path,
+	fprintf(out, "capture %s: %s%s%s, %llu records", path,
 		header->target[0] ? header->target : "(no target)",
 		header->hostname[0] ? " on " : "", header->hostname,
-		(unsigned long long)status->records, seconds > 0 ? seconds : 0.0);
+		(unsigned long long)status->records);
+	if (seconds >= 0)
+		fprintf(out, " over %.3f s", seconds);
+	fputc('\n', out);
 	for (size_t i = 0; status->has_trailer && i < trailer->counter_count; i++) {
 		const struct capture_counter *counter = &trailer->counters[i];
 
@@ -141,6 +148,24 @@ static void print_summary(FILE *out, const struct replay *replay, const struct p
 				? " (the ring buffer was full: raise --ringbuf)"
 				: "");
 	}
+}
+
+/* What the captures hold, and what they lack, before the tables. */
+static void print_summary(FILE *out, const struct replay *replay, const struct profile *profile)
+{
+	double seconds = (profile->stats.last_ns - profile->stats.first_ns) / 1e9;
+	char safe[2 * sizeof(replay->notes[0].text)];
+
+	if (seconds < 0)
+		seconds = 0;
+	if (!replay->source_count)
+		print_source(out, env.path, replay->header, replay->status, seconds);
+	for (size_t i = 0; i < replay->source_count; i++)
+		print_source(out, replay->sources[i].path, replay->sources[i].header,
+			     replay->sources[i].status, replay->source_count > 1 ? -1 : seconds);
+	if (replay->source_count > 1)
+		fprintf(out, "merged onto one timeline (by their hosts' clocks): %.3f s\n",
+			seconds);
 	/* How reading ended, when not cleanly; what the recorder could not write. */
 	for (size_t i = 0; i < replay->note_count; i++)
 		fprintf(out, "%s: %s\n", replay->notes[i].lost ? "LOST" : "NOTE",
@@ -165,13 +190,15 @@ struct json_members {
 	const struct profile *profile;
 };
 
-/* "capture": how reading ended, the end marker's counters, what the report lacks. */
-static void print_capture_json(FILE *out, const struct replay *replay)
+/* A capture's object: how reading ended, the end marker's counters, what the report lacks. */
+static void print_capture_json(FILE *out, const struct replay *replay, const char *path,
+			       const struct capture_status *status, bool notes)
 {
-	const struct capture_status *status = replay->status;
 	const struct capture_trailer *trailer = &status->trailer;
 
-	fputs(",\"capture\":{\"end\":", out);
+	fputs("{\"path\":", out);
+	json_string(out, path);
+	fputs(",\"end\":", out);
 	json_string(out, capture_end_name(status->end));
 	fputs(",\"message\":", out);
 	json_string(out, status->message);
@@ -189,7 +216,7 @@ static void print_capture_json(FILE *out, const struct replay *replay)
 		fprintf(out, ":%llu", (unsigned long long)trailer->counters[i].value);
 	}
 	fputs("},\"notes\":[", out);
-	for (size_t i = 0; i < replay->note_count; i++) {
+	for (size_t i = 0; notes && i < replay->note_count; i++) {
 		if (i)
 			fputc(',', out);
 		json_string(out, replay->notes[i].text);
@@ -200,8 +227,19 @@ static void print_capture_json(FILE *out, const struct replay *replay)
 static void print_json_members(FILE *out, void *ctx)
 {
 	struct json_members *members = ctx;
+	const struct replay *replay = members->replay;
 
-	print_capture_json(out, members->replay);
+	/* "capture": the first (or only) one; "captures": every one of a merge. */
+	fputs(",\"capture\":", out);
+	print_capture_json(out, replay, env.path, replay->status, true);
+	fputs(",\"captures\":[", out);
+	for (size_t i = 0; i < replay->source_count; i++) {
+		if (i)
+			fputc(',', out);
+		print_capture_json(out, replay, replay->sources[i].path, replay->sources[i].status,
+				   false);
+	}
+	fputc(']', out);
 	fputs(",\"gpu\":", out);
 	gpu_report_print_json(out, members->report, members->profile);
 }
@@ -242,8 +280,13 @@ int cmd_report(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
 	if (env.output) {
-		const char *inputs[] = { env.path, env.gpu_file };
-		int fd = out_file_open(&output, env.output, 0, inputs, env.gpu_file ? 2 : 1);
+		const char *inputs[REPLAY_SOURCES_MAX + 1];
+		int fd;
+
+		memcpy(inputs, env.paths, env.path_count * sizeof(inputs[0]));
+		inputs[env.path_count] = env.gpu_file;
+		fd = out_file_open(&output, env.output, 0, inputs,
+				   (int)env.path_count + (env.gpu_file ? 1 : 0));
 
 		if (fd < 0)
 			return 1;
@@ -265,14 +308,17 @@ int cmd_report(int argc, char **argv)
 	report_builder_init(&builder, &consumer, env.by_site, env.internal);
 	builder.gpu.show_helpers = env.print.show_helpers;
 	profile_init(&profile, &consumer);
-	err = replay_open(&replay, env.path);
+	err = replay_open_many(&replay, env.paths, env.path_count);
 	if (!err && env.gpu_file)
 		err = replay_add_gpu_file(&replay, env.gpu_file);
 	err = err ?: replay_run(&replay, &profile);
 	if (err)
 		goto cleanup;
 	err = report_builder_finish(&builder, &profile);
-	err = err ?: report_builder_add_capture(&builder, replay.status);
+	for (size_t i = 0; !err && i < replay.source_count; i++)
+		err = report_builder_add_capture(&builder, replay.sources[i].status);
+	if (!err && !replay.source_count)
+		err = report_builder_add_capture(&builder, replay.status);
 	err = err ?: profile_names_fill_snapshot(&profile.names, &builder.snapshot);
 	if (err) {
 		diag("out of memory");
@@ -291,7 +337,14 @@ int cmd_report(int argc, char **argv)
 	if (!env.print.json)
 		gpu_report_print(out, &builder.gpu, &profile);
 	/* What could be read was printed, with why the rest could not: then fail. */
-	if (nothing_readable(replay.status)) {
+	for (size_t i = 0; i < replay.source_count; i++) {
+		if (nothing_readable(replay.sources[i].status)) {
+			diag("nothing in %s could be read: %s", replay.sources[i].path,
+			     replay.sources[i].status->message);
+			err = -EBADMSG;
+		}
+	}
+	if (!replay.source_count && nothing_readable(replay.status)) {
 		diag("nothing in %s could be read: %s", env.path, replay.status->message);
 		err = -EBADMSG;
 	}

@@ -94,11 +94,11 @@ int gpu_index_add(struct gpu_index *index, uint32_t tgid, const void *record, si
 int gpu_index_add_name(struct gpu_index *index, uint32_t tgid, uint32_t name_id, const char *name);
 
 /*
- * Reads the GPU records of a capture (a pass of their own). Returns the
- * number of GPU records, or a negative errno; the capture's own problems
- * are said when it is read for the profile.
+ * A capture's record of type RECORD_GPU, RECORD_GPU_NAME or RECORD_GPU_DROPPED
+ * (others are ignored), as the replay reads them in a pass of their own. 0
+ * or -ENOMEM; a malformed one is counted.
  */
-long gpu_index_read_capture(struct gpu_index *index, const char *path);
+int gpu_index_add_record(struct gpu_index *index, unsigned int type, const void *data, size_t size);
 
 /*
  * Reads an OPTRACE_GPU_FILE: every record that checks, none of a damaged

@@ -11,36 +11,36 @@
 #include <optrace/gpu.h>
 
 #include "bpf/events.h"
-#include "capture/capture.h"
 #include "model/gpu_index.h"
 #include "probes/cupti/gpufile.h"
 
-static int add_capture_record(struct gpu_index *index, const struct capture_record *record)
+int gpu_index_add_record(struct gpu_index *index, unsigned int type, const void *data,
+			 size_t record_size)
 {
-	const struct record_event *event = record->data;
+	const struct record_event *event = data;
 
-	if (record->size < sizeof(*event))
+	if (record_size < sizeof(*event))
 		return 0;
-	switch (record->type) {
+	switch (type) {
 	case RECORD_GPU: {
-		const struct record_gpu *gpu = record->data;
+		const struct record_gpu *gpu = data;
 		size_t size;
 
-		if (record->size < offsetof(struct record_gpu, data)) {
+		if (record_size < offsetof(struct record_gpu, data)) {
 			index->stats.malformed++;
 			return 0;
 		}
-		size = record->size - offsetof(struct record_gpu, data);
+		size = record_size - offsetof(struct record_gpu, data);
 		if (gpu->size < size)
 			size = gpu->size;
 		return gpu_index_add(index, gpu->tgid, gpu->data, size);
 	}
 	case RECORD_GPU_NAME: {
-		const struct record_gpu_name *name = record->data;
+		const struct record_gpu_name *name = data;
 		char text[RECORD_GPU_NAME_LEN + 4];
 		size_t length;
 
-		if (record->size < sizeof(*name)) {
+		if (record_size < sizeof(*name)) {
 			index->stats.malformed++;
 			return 0;
 		}
@@ -56,29 +56,6 @@ static int add_capture_record(struct gpu_index *index, const struct capture_reco
 	default:
 		return 0;
 	}
-}
-
-long gpu_index_read_capture(struct gpu_index *index, const char *path)
-{
-	struct capture_reader *reader;
-	struct capture_record record;
-	long count = 0;
-	int err;
-
-	err = capture_reader_open(&reader, path, NULL, 0);
-	if (err)
-		return err;
-	index->sources++;
-	while ((err = capture_next(reader, &record)) > 0) {
-		if (record.type < RECORD_GPU || record.type > RECORD_GPU_DROPPED)
-			continue;
-		err = add_capture_record(index, &record);
-		if (err)
-			break;
-		count++;
-	}
-	capture_reader_close(reader);
-	return err < 0 ? err : count;
 }
 
 bool gpu_index_is_file(const char *path)

@@ -65,6 +65,25 @@ int profile_names_set_rank(struct profile_names *names, uint32_t tgid, int rank,
 	return 0;
 }
 
+int profile_names_set_origin(struct profile_names *names, uint32_t tgid, uint32_t pid,
+			     const char *host)
+{
+	struct profile_process *process = process_for(names, tgid);
+
+	if (!process)
+		return -ENOMEM;
+	process->pid = pid;
+	snprintf(process->host, sizeof(process->host), "%s", host ? host : "");
+	return 0;
+}
+
+uint32_t profile_names_pid(const struct profile_names *names, uint32_t tgid)
+{
+	const struct profile_process *process = profile_names_process(names, tgid);
+
+	return process && process->pid ? process->pid : tgid;
+}
+
 const struct profile_process *profile_names_process(const struct profile_names *names,
 						    uint32_t tgid)
 {
@@ -80,12 +99,15 @@ const char *profile_names_describe(const struct profile_names *names, uint32_t t
 				   size_t size)
 {
 	const struct profile_process *process = profile_names_process(names, tgid);
-	int used = 0;
+	uint32_t pid = profile_names_pid(names, tgid);
+	int used;
 
 	if (process && process->command[0])
-		used = snprintf(buffer, size, "%s %u", process->command, tgid);
+		used = snprintf(buffer, size, "%s %u", process->command, pid);
 	else
-		used = snprintf(buffer, size, "process %u", tgid);
+		used = snprintf(buffer, size, "process %u", pid);
+	if (process && process->host[0] && used > 0 && (size_t)used < size)
+		used += snprintf(buffer + used, size - (size_t)used, " on %s", process->host);
 	if (process && process->rank_count > 0 && used > 0 && (size_t)used < size)
 		snprintf(buffer + used, size - (size_t)used, " rank %d of %d", process->rank,
 			 process->rank_count);

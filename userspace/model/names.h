@@ -17,6 +17,9 @@ struct profile_process {
 	char command[40]; /* "" when not recorded */
 	int rank;
 	int rank_count; /* 0: no rank announced */
+	/* Merged captures: its pid on its host (its id in the profile may differ). */
+	uint32_t pid;  /* 0: the id is the pid */
+	char host[64]; /* "" unless merged */
 };
 
 struct profile_names {
@@ -30,6 +33,13 @@ int profile_names_add(struct profile_names *names, const void *record, size_t si
 /* A rank announced by process tgid's runtime. 0 or -ENOMEM. */
 int profile_names_set_rank(struct profile_names *names, uint32_t tgid, int rank, int rank_count);
 
+/* Process tgid of a merge is pid on host (model/replay.h). 0 or -ENOMEM. */
+int profile_names_set_origin(struct profile_names *names, uint32_t tgid, uint32_t pid,
+			     const char *host);
+
+/* The pid to show for process tgid: its own on its host. */
+uint32_t profile_names_pid(const struct profile_names *names, uint32_t tgid);
+
 /* Process tgid, or NULL if nothing is known of it. */
 const struct profile_process *profile_names_process(const struct profile_names *names,
 						    uint32_t tgid);
@@ -39,7 +49,8 @@ const char *profile_names_thread(const struct profile_names *names, uint32_t tgi
 
 /*
  * "optrace-demo 9117 rank 0 of 2": command (when recorded), pid, rank (when
- * announced); the text as recorded (writers sanitise it). Returns buffer.
+ * announced), "on HOST" for a merge of several captures; the text as
+ * recorded (writers sanitise it). Returns buffer.
  */
 const char *profile_names_describe(const struct profile_names *names, uint32_t tgid, char *buffer,
 				   size_t size);

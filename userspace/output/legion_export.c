@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/diag.h"
 #include "output/legion_export.h"
 #include "output/legion_prof.h"
 #include "common/outfile.h"
@@ -67,43 +68,39 @@ struct process *legion_export_process_of(struct exporter *exporter, uint32_t tgi
 	return &exporter->processes[exporter->process_count - 1];
 }
 
-static int scan(struct exporter *exporter, const char *path)
+/* A process announces its rank before its first operation. */
+static int scan_record(void *ctx, unsigned int type, const void *record, size_t size)
 {
-	struct capture_reader *reader;
-	struct capture_record record;
-	char why[256];
-	int err;
+	struct exporter *exporter = ctx;
+	const struct record_event *event = record;
+	int rank;
 
-	err = capture_reader_open(&reader, path, why, sizeof(why));
-	if (err) {
-		fprintf(stderr, "optrace: %s\n", why);
-		return err;
+	if (size < sizeof(*event) || record_is_metadata(type))
+		return 0;
+	if (type != RECORD_RT_INIT) {
+		legion_export_process_of(exporter, event->tgid, true);
+		return 0;
 	}
-	while ((err = capture_next(reader, &record)) > 0) {
-		const struct record_event *event = record.data;
-		int rank;
+	rank = (int)event->rt_init.rank;
+	if (rank < 0)
+		idmap_remove(&exporter->ranks, event->tgid, 0);
+	else if (idmap_put(&exporter->ranks, event->tgid, 0, (void *)((uintptr_t)rank + 1)))
+		return -ENOMEM;
+	return 0;
+}
 
-		if (record.size < sizeof(*event) || record_is_metadata(event->type))
-			continue;
-		if (event->type != RECORD_RT_INIT) {
-			legion_export_process_of(exporter, event->tgid, true);
-			continue;
-		}
-		/* A process announces its rank before its first operation. */
-		rank = (int)event->rt_init.rank;
-		if (rank < 0)
-			idmap_remove(&exporter->ranks, event->tgid, 0);
-		else if (idmap_put(&exporter->ranks, event->tgid, 0, (void *)((uintptr_t)rank + 1)))
-			break; /* err is 1: -ENOMEM below */
-	}
-	capture_reader_close(reader);
+/* Every process and the rank it announced, before any log is written. */
+static int scan(struct exporter *exporter, struct replay *replay)
+{
+	int err = replay_scan(replay, scan_record, exporter);
+
 	for (size_t i = 0; i < exporter->process_count; i++) {
 		struct process *process = &exporter->processes[i];
 		uintptr_t rank = (uintptr_t)idmap_get(&exporter->ranks, process->tgid, 0);
 
 		process->rank = rank ? (int)(rank - 1) : -1;
 	}
-	return err > 0 ? -ENOMEM : err;
+	return err;
 }
 
 /* GPU activity added from a GPU file: the processes it ran for. */
@@ -316,7 +313,8 @@ static void finish(struct exporter *exporter, uint64_t end_ns)
 	}
 }
 
-static int export_one(const char *path, const struct legion_export_options *options)
+static int export_all(char *const *paths, int path_count,
+		      const struct legion_export_options *options)
 {
 	struct exporter exporter = { .options = options };
 	struct profile_consumer consumer = {
@@ -331,10 +329,10 @@ static int export_one(const char *path, const struct legion_export_options *opti
 	int err;
 
 	profile_init(&profile, &consumer);
-	err = replay_open(&replay, path);
+	err = replay_open_many(&replay, (const char *const *)paths, (size_t)path_count);
 	/* A GPU file alone has no events to scan: its activity names the processes. */
 	if (!err && replay.reader)
-		err = scan(&exporter, path);
+		err = scan(&exporter, &replay);
 	if (!err && options->gpu_file)
 		err = replay_add_gpu_file(&replay, options->gpu_file);
 	if (err)
@@ -342,7 +340,8 @@ static int export_one(const char *path, const struct legion_export_options *opti
 	scan_gpu(&exporter, &replay.gpu);
 	exporter.header = replay.header;
 	if (!exporter.process_count) {
-		fprintf(stderr, "optrace: %s holds no operations, tasks or GPU activity\n", path);
+		diag("%s hold%s no operations, tasks or GPU activity",
+		     path_count == 1 ? paths[0] : "the captures", path_count == 1 ? "s" : "");
 		err = -ENODATA;
 		goto cleanup;
 	}
@@ -376,10 +375,5 @@ cleanup:
 
 int legion_export(char *const *paths, int path_count, const struct legion_export_options *options)
 {
-	if (path_count != 1) {
-		fprintf(stderr, "optrace: --legion exports one capture at a time (its processes "
-				"each get a file)\n");
-		return -EINVAL;
-	}
-	return export_one(paths[0], options);
+	return export_all(paths, path_count, options);
 }
