@@ -240,7 +240,7 @@ static int remove_stale_logs(const struct exporter *exporter)
 		if (unlink(path)) {
 			err = err ?: -errno;
 			fprintf(stderr,
-				"optrace: cannot remove %s, an earlier export's: %s; legion_prof "
+				"optrace: cannot remove %s, an earlier export's: %s; legion_prof view "
 				"%s/prof_*.gz would read it with this export's logs\n",
 				path, strerror(errno), directory);
 			continue;
@@ -356,7 +356,7 @@ static int export_all(char *const *paths, int path_count,
 	if (!err)
 		fprintf(stderr,
 			"optrace: wrote %zu Legion Prof log%s in %s (open with: "
-			"legion_prof %s/prof_*.gz)\n",
+			"legion_prof view %s/prof_*.gz)\n",
 			exporter.process_count, exporter.process_count == 1 ? "" : "s",
 			options->directory, options->directory);
 	if (!err && exporter.gpu_untimed)
