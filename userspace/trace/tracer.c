@@ -117,6 +117,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (o->no_command && o->command)
 			argp_error(state,
 				   "this command watches running processes: -p PID... or -a");
+		if (o->default_all && !o->pid_count && !o->command)
+			o->all = true;
 		if (!!o->pid_count + o->all + !!o->command != 1)
 			argp_error(
 				state,
@@ -373,6 +375,14 @@ static void scan_all(struct tracer *tracer)
 	tracer->scan_count = 0;
 	for_each_liboptrace_process(attach_found, tracer);
 	tracer->found_count = tracer->scan_count;
+}
+
+bool tracer_rescan_due(long elapsed_ms)
+{
+	/* A command maps its libraries as it starts: look often then, to miss little. */
+	if (tracer_options.command && elapsed_ms <= 2000)
+		return elapsed_ms % 100 == 0;
+	return elapsed_ms % 1000 == 0;
 }
 
 void tracer_rescan(struct tracer *tracer)

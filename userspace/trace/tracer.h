@@ -29,8 +29,9 @@ struct tracer_options {
 	char **command; /* after "--" */
 	const char *library;
 	enum attach_mode attach_mode;
-	bool per_event;	 /* --per-event: one probe hit per event, not the fast path */
-	bool no_command; /* the command does not take -- COMMAND (top) */
+	bool per_event;	  /* --per-event: one probe hit per event, not the fast path */
+	bool no_command;  /* the command does not take -- COMMAND (top) */
+	bool default_all; /* no target given means -a (serve) */
 };
 
 extern struct tracer_options tracer_options;
@@ -118,6 +119,9 @@ bool tracer_alive(struct tracer *tracer);
  * processes brought; with a command, forgets the targets that exited.
  */
 void tracer_rescan(struct tracer *tracer);
+
+/* Whether tracer_rescan() is due elapsed_ms after the attach (a multiple of 10). */
+bool tracer_rescan_due(long elapsed_ms);
 
 /*
  * Detaches (the kernel disarms the semaphores: the targets go on untraced).
