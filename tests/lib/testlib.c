@@ -32,7 +32,7 @@ void test_skip(const char *test, const char *format, ...)
 	fprintf(stderr, "SKIP: %s: %s\n", test, reason);
 }
 
-static bool have_program(const char *name)
+bool have_program(const char *name)
 {
 	char command[256];
 

@@ -25,6 +25,9 @@
 
 void test_skip(const char *test, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
+/* Whether a program of that name is on PATH. */
+bool have_program(const char *name);
+
 /* NULL when the test can run as root with BPF and bpftrace, else why not. */
 const char *bpf_unavailable_reason(void);
 

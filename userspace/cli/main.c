@@ -23,6 +23,7 @@ static const struct {
 	{ "record", cmd_record, "every operation, task and wait into a capture file" },
 	{ "report", cmd_report, "a capture file's profile as text" },
 	{ "export", cmd_export, "a capture file's profile for Perfetto or Legion Prof" },
+	{ "serve", cmd_serve, "the aggregates of stat for Prometheus, over HTTP (/metrics)" },
 };
 
 static void usage(FILE *out)
@@ -37,7 +38,8 @@ static void usage(FILE *out)
 		     "  optrace stat -p 1234 -d 10        # aggregate 10 s of process 1234\n"
 		     "  optrace stat -- ./runtime --args  # run a command and trace it\n"
 		     "  optrace stat -a 5                 # every runtime, every 5 s\n"
-		     "  optrace top -p 1234               # a live screen\n\n"
+		     "  optrace top -p 1234               # a live screen\n"
+		     "  optrace serve                     # for Prometheus, on port 9464\n\n"
 		     "`optrace COMMAND --help` describes each command.\n");
 }
 

@@ -6,7 +6,6 @@
  */
 #define _GNU_SOURCE
 #include <argp.h>
-#include <bpf/bpf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,10 +21,7 @@
 #include "cli/commands.h"
 #include "trace/setup.h"
 #include "stat.skel.h"
-#include "trace/batch_read.h"
-#include "trace/targets.h"
-#include "cli/stat_read.h"
-#include "trace/runtime_info.h"
+#include "cli/stat_live.h"
 #include "output/stat_print.h"
 #include "trace/tracer.h"
 
@@ -178,114 +174,7 @@ static void print_screen(struct stat_snapshot *snapshot)
 	free(text);
 }
 
-/*
- * The ranks the traced processes announced, read from their memory while
- * they live (every second), so that the report has them after they exit.
- */
-#define MAX_RANKS 1024
-
-static struct {
-	__u32 tgid;
-	struct optrace_runtime_info info;
-} ranks[MAX_RANKS];
-static int rank_count;
-
 static struct tracer *tracer_now; /* whose idle buffers a snapshot reads first */
-
-static struct optrace_runtime_info *rank_of(__u32 tgid)
-{
-	for (int i = 0; i < rank_count; i++) {
-		if (ranks[i].tgid == tgid)
-			return &ranks[i].info;
-	}
-	return NULL;
-}
-
-/* New processes at once; until the runtime's own rt_init (its rank may change), each second. */
-static void note_ranks(struct stat_bpf *skel, bool recheck)
-{
-	int fd = bpf_map__fd(skel->maps.processes);
-	__u32 key, *previous = NULL;
-
-	while (bpf_map_get_next_key(fd, previous, &key) == 0) {
-		struct optrace_runtime_info info, *known = rank_of(key);
-
-		previous = &key;
-		if ((known && (known->initialized || !recheck)) ||
-		    runtime_info_read((pid_t)key, &info))
-			continue;
-		if (!known && rank_count < MAX_RANKS) {
-			ranks[rank_count].tgid = key;
-			known = &ranks[rank_count++].info;
-		}
-		if (known)
-			*known = info;
-	}
-}
-
-/* The strings an event names, read from the process, where the kernel could not. */
-static void copy_strings(struct stat_bpf *skel, pid_t pid, const struct optrace_event *event)
-{
-	uint64_t addresses[2] = { 0 };
-
-	switch (event->kind) {
-	case OPTRACE_EVENT_OP_BEGIN:
-	case OPTRACE_EVENT_TASK_LAUNCH:
-	case OPTRACE_EVENT_TASK_BEGIN:
-		addresses[0] = event->b;
-		addresses[1] = event->kind == OPTRACE_EVENT_TASK_BEGIN ? event->c : 0;
-		break;
-	case OPTRACE_EVENT_OP_FALLBACK:
-		addresses[0] = event->b;
-		break;
-	default:
-		return;
-	}
-	for (int i = 0; i < 2; i++) {
-		struct string_key key = { .tgid = (__u32)pid, .address = addresses[i] };
-		struct string_value value = { 0 };
-		bool truncated = false;
-		int fd = bpf_map__fd(skel->maps.strings);
-
-		if (!key.address || !bpf_map_lookup_elem(fd, &key, &value))
-			continue;
-		if (process_read_string(pid, key.address, value.text, sizeof(value.text),
-					&truncated))
-			value.unreadable = 1;
-		value.truncated = truncated;
-		bpf_map_update_elem(fd, &key, &value, BPF_NOEXIST);
-	}
-}
-
-/* An idle thread's buffer: counted in the kernel as if its thread had handed it over. */
-static int inject_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t address, uint64_t sequence,
-			 uint32_t count, const struct optrace_event *events)
-{
-	struct stat_bpf *skel = ctx;
-	struct stat_injected_batch batch = {
-		.tgid = (__u32)pid,
-		.tid = tid,
-		.sequence = sequence,
-		.count = count,
-		.events = (uintptr_t)events,
-		.buffer = address,
-	};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &batch, .ctx_size_in = sizeof(batch));
-	int err;
-
-	struct process_info info = { 0 };
-	__u32 tgid = (__u32)pid;
-
-	/* A process seen only through an idle buffer is named here. */
-	process_name(pid, info.comm, sizeof(info.comm));
-	bpf_map_update_elem(bpf_map__fd(skel->maps.processes), &tgid, &info, BPF_NOEXIST);
-	for (uint32_t i = 0; i < count; i++)
-		copy_strings(skel, pid, &events[i]);
-	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.inject_batch), &opts);
-	if (err && verbose)
-		diag("cannot count the buffer of thread %u: %s", tid, strerror(errno));
-	return 0;
-}
 
 /* JSON reports say when they were taken: intervals are told apart by it. */
 static void print_json_time(FILE *out, void *ctx)
@@ -344,20 +233,11 @@ static int print_snapshot(struct stat_bpf *skel, bool clear)
 	struct stat_snapshot snapshot;
 	int err;
 
-	tracer_read_buffers(tracer_now, inject_buffer, skel);
-	note_ranks(skel, true);
-	err = stat_snapshot_read(skel, &snapshot, clear);
+	stat_catch_up(skel, tracer_now);
+	err = stat_snapshot_take(skel, &snapshot, clear);
 	if (err) {
 		diag("cannot read the kernel's aggregates: %s", strerror(-err));
 		return err;
-	}
-	for (size_t i = 0; i < snapshot.process_count; i++) {
-		const struct optrace_runtime_info *info = rank_of(snapshot.processes[i].tgid);
-
-		if (info) {
-			snapshot.processes[i].rank = info->rank;
-			snapshot.processes[i].rank_count = info->rank_count;
-		}
 	}
 	if (env.top) {
 		print_screen(&snapshot);
@@ -405,24 +285,11 @@ static int run(int argc, char **argv, const struct argp *argp)
 	if (env.print.json)
 		env.print.json_members = print_json_time;
 
-	libbpf_set_print(libbpf_print);
-	skel = stat_bpf__open();
-	if (!skel) {
-		diag("cannot open the BPF object: %s", strerror(errno));
+	skel = stat_open();
+	if (!skel)
 		return 1;
-	}
-	skel->rodata->filter_targets = tracer_options.command != NULL;
-	err = tracer_prepare(&tracer, skel->obj);
-	if (err)
-		goto cleanup;
-	err = tracer_loaded(stat_bpf__load(skel));
-	if (err)
-		goto cleanup;
-
 	tracer_now = &tracer;
-	skel->bss->start_ns = tracer_now_ns();
-	tracer_catch_signals();
-	err = tracer_attach(&tracer);
+	err = stat_attach(&tracer, skel);
 	if (err)
 		goto cleanup;
 	if (!env.print.json && !tracer_options.command && !env.top && !env.quiet)
@@ -443,8 +310,8 @@ static int run(int argc, char **argv, const struct argp *argp)
 			break;
 		if (env.top && quit_key())
 			break;
-		note_ranks(skel, elapsed_ms % 1000 == 0);
-		if (elapsed_ms % 1000 == 0)
+		stat_note_ranks(skel, elapsed_ms % 1000 == 0);
+		if (tracer_rescan_due(elapsed_ms))
 			tracer_rescan(&tracer);
 		if (env.interval_s && since_print_ms >= env.interval_s * 1000L) {
 			since_print_ms = 0;

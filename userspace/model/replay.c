@@ -158,7 +158,7 @@ static int note_pid(void *ctx, const struct capture_record *record)
 		       : event->tgid;
 	if ((!owner &&
 	     idmap_put(scan->owners, event->tgid, 0, (void *)(uintptr_t)(scan->source + 1))) ||
-	    idmap_put(&source->pids, event->tgid, 0, (void *)(uintptr_t)mapped + 1)) {
+	    idmap_put(&source->pids, event->tgid, 0, (void *)(uintptr_t)(mapped + 1))) {
 		scan->error = -ENOMEM;
 		return 1;
 	}

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * optrace serve: stat's in-kernel aggregates for Prometheus. A long-running
+ * exporter: it counts the targets' operations in the kernel as stat does,
+ * never clears the aggregates, and answers GET /metrics (libmicrohttpd) with
+ * them in the text exposition format; a scrape reads the maps, nothing
+ * more. A process that exits keeps its series for the retention period,
+ * after which its entries leave the maps.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/diag.h"
+#include "common/idmap.h"
+#include "cli/commands.h"
+#include "trace/setup.h"
+#include "stat.skel.h"
+#include "cli/stat_live.h"
+#include "output/prometheus.h"
+#include "trace/tracer.h"
+
+#define TICK_MS 100
+#define DEFAULT_LISTEN "127.0.0.1:9464"
+#define DEFAULT_RETENTION_S 300
+#define MAX_CONNECTIONS 64
+#define CONNECTION_TIMEOUT_S 10
+
+static struct {
+	const char *listen;
+	long retention_s;
+	bool quiet;
+} env = { .listen = DEFAULT_LISTEN, .retention_s = DEFAULT_RETENTION_S };
+
+/*
+ * The scrapes (libmicrohttpd's thread) and the main loop take turns with
+ * what both use: the kernel's maps as a whole, the ranks, the departed.
+ */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct stat_bpf *skel_now;
+
+/* Processes that exited: (tgid, 0) -> since when (CLOCK_MONOTONIC ns). */
+static struct idmap departed;
+
+static const char doc[] =
+	"Count the operations of live runtimes in the kernel, as stat does, and\n"
+	"serve the totals since the start to Prometheus: GET /metrics answers in\n"
+	"the text exposition format. A process that exits keeps its series for\n"
+	"the retention period (default 300 s), then they go.\n"
+	"\n"
+	"USAGE: optrace serve [-a | -p PID...] [--listen ADDR:PORT]\n"
+	"                     [--retention SECONDS] [-q] [-v]\n"
+	"\n"
+	"Without -p, every process that maps liboptrace (-a). SIGINT or SIGTERM\n"
+	"ends it.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    optrace serve                           # -a, on 127.0.0.1:9464\n"
+	"    optrace serve --listen :9464            # on every IPv4 address of the host\n"
+	"    optrace serve -p 1234 --listen 10.0.0.5:9500 --retention 60\n"
+	"    curl -s localhost:9464/metrics          # what Prometheus reads\n";
+
+enum {
+	OPT_RETENTION = 0x100,
+};
+
+static const struct argp_option options[] = {
+	{ "listen", 'l', "ADDR:PORT", 0,
+	  "Where to answer (default " DEFAULT_LISTEN "; :PORT: every address)", 0 },
+	{ "retention", OPT_RETENTION, "SECONDS", 0,
+	  "How long an exited process keeps its series (default 300)", 0 },
+	{ "quiet", 'q', NULL, 0, "Print nothing on stderr but errors", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's and libmicrohttpd's messages", 0 },
+	{},
+};
+
+/* ADDR:PORT, [ADDR]:PORT, :PORT or PORT into host ("" for every address) and port. */
+static bool split_listen(const char *where, char *host, size_t host_size, char *port,
+			 size_t port_size)
+{
+	const char *colon = strrchr(where, ':');
+	char *end;
+	long number;
+
+	host[0] = '\0';
+	if (colon) {
+		const char *start = where, *stop = colon;
+
+		if (*start == '[' && stop > start && stop[-1] == ']') {
+			start++;
+			stop--;
+		}
+		snprintf(host, host_size, "%.*s", (int)(stop - start), start);
+	}
+	snprintf(port, port_size, "%s", colon ? colon + 1 : where);
+	number = strtol(port, &end, 10);
+	return port[0] && !*end && number >= 0 && number <= 65535;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	char host[256], port[16];
+
+	switch (key) {
+	case 'l':
+		if (!split_listen(arg, host, sizeof(host), port, sizeof(port)))
+			argp_error(state, "--listen takes ADDR:PORT, a port from 0 to 65535");
+		env.listen = arg;
+		return 0;
+	case OPT_RETENTION:
+		env.retention_s = tracer_parse_positive(arg, state, "retention");
+		return 0;
+	case 'q':
+		env.quiet = true;
+		return 0;
+	case 'v':
+		verbose++;
+		return 0;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+/* ---- the HTTP side ------------------------------------------------------------ */
+
+static bool exited(void *ctx, __u32 tgid)
+{
+	(void)ctx;
+	return idmap_get(&departed, tgid, 0) != NULL;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *connection, unsigned int status,
+			     const char *content_type, char *body, size_t length, bool owned)
+{
+	struct MHD_Response *response;
+	enum MHD_Result result;
+
+	response = MHD_create_response_from_buffer(
+		length, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (!response) {
+		if (owned)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	result = MHD_queue_response(connection, status, response);
+	MHD_destroy_response(response);
+	return result;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *connection, unsigned int status,
+				  const char *text)
+{
+	return reply(connection, status, "text/plain; charset=utf-8", (char *)text, strlen(text),
+		     false);
+}
+
+/* A scrape: the maps read into a snapshot, written out. */
+static enum MHD_Result reply_metrics(struct MHD_Connection *connection)
+{
+	const struct prometheus_options options = { .exited = exited };
+	struct stat_snapshot snapshot;
+	char *text = NULL;
+	size_t length = 0;
+	FILE *out;
+	int err;
+
+	out = open_memstream(&text, &length);
+	if (!out)
+		return reply_text(connection, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	pthread_mutex_lock(&lock);
+	err = stat_snapshot_take(skel_now, &snapshot, false);
+	if (!err) {
+		err = prometheus_write(out, &snapshot, &options);
+		stat_snapshot_free(&snapshot);
+	}
+	pthread_mutex_unlock(&lock);
+	if (fclose(out) && !err)
+		err = -ENOMEM;
+	if (err) {
+		free(text);
+		diag("cannot read the kernel's aggregates: %s", strerror(-err));
+		return reply_text(connection, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				  "cannot read the kernel's aggregates\n");
+	}
+	return reply(connection, MHD_HTTP_OK, PROMETHEUS_CONTENT_TYPE, text, length, true);
+}
+
+static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **request)
+{
+	static int headers_read;
+
+	(void)cls;
+	(void)version;
+	(void)upload_data;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_text(connection, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n");
+	/* The first call has the headers only: answer once the request is whole. */
+	if (!*request) {
+		*request = &headers_read;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		*upload_data_size = 0; /* a body to a GET: ignored */
+		return MHD_YES;
+	}
+	if (!strcmp(url, "/metrics"))
+		return reply_metrics(connection);
+	if (!strcmp(url, "/"))
+		return reply_text(connection, MHD_HTTP_OK,
+				  "optrace serve: Prometheus metrics at /metrics\n");
+	return reply_text(connection, MHD_HTTP_NOT_FOUND,
+			  "not found: the metrics are at /metrics\n");
+}
+
+static void log_http(void *cls, const char *format, va_list args)
+{
+	char message[512];
+	size_t length;
+
+	(void)cls;
+	vsnprintf(message, sizeof(message), format, args);
+	length = strcspn(message, "\n");
+	message[length] = '\0';
+	diag("libmicrohttpd: %s", message);
+}
+
+/* The address of --listen, bound and listening: the socket, or -1 (said why). */
+static int listen_on(const char *where, char *bound, size_t size)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV },
+			*found;
+	char host[256], port[16], name[NI_MAXHOST], service[NI_MAXSERV];
+	struct sockaddr_storage address;
+	socklen_t address_size = sizeof(address);
+	int fd, one = 1, err;
+
+	split_listen(where, host, sizeof(host), port, sizeof(port)); /* checked by parse_arg */
+	err = getaddrinfo(host[0] ? host : NULL, port, &hints, &found);
+	if (err) {
+		diag("cannot listen on %s: %s", where, gai_strerror(err));
+		return -1;
+	}
+	fd = socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, found->ai_addr, found->ai_addrlen) || listen(fd, MAX_CONNECTIONS) ||
+	    getsockname(fd, (struct sockaddr *)&address, &address_size)) {
+		diag("cannot listen on %s: %s", where, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(found);
+		return -1;
+	}
+	freeaddrinfo(found);
+	/* As bound: the port the kernel chose for port 0. */
+	if (getnameinfo((struct sockaddr *)&address, address_size, name, sizeof(name), service,
+			sizeof(service), NI_NUMERICHOST | NI_NUMERICSERV))
+		snprintf(bound, size, "%s", where);
+	else
+		snprintf(bound, size, address.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", name,
+			 service);
+	return fd;
+}
+
+static struct MHD_Daemon *start_http(int fd)
+{
+	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | (verbose ? MHD_USE_ERROR_LOG : 0);
+
+	return MHD_start_daemon(flags, 0, NULL, NULL, answer, NULL, MHD_OPTION_EXTERNAL_LOGGER,
+				log_http, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
+				MHD_OPTION_END);
+}
+
+/* ---- retention ------------------------------------------------------------------ */
+
+static bool process_alive(__u32 tgid)
+{
+	return kill((pid_t)tgid, 0) == 0 || errno == EPERM;
+}
+
+/*
+ * Each second: the processes that exited start their retention, and those
+ * whose retention passed are forgotten. A pid that comes back (the kernel
+ * gave it to a new process) goes on in its predecessor's series.
+ */
+static void sweep(struct stat_bpf *skel)
+{
+	int fd = bpf_map__fd(skel->maps.processes);
+	__u64 now = tracer_now_ns(), retention_ns = (__u64)env.retention_s * 1000000000ULL;
+	__u32 key, *previous = NULL, *expired;
+	size_t expired_count = 0;
+
+	while (bpf_map_get_next_key(fd, previous, &key) == 0) {
+		__u64 *since;
+
+		previous = &key;
+		if (process_alive(key)) {
+			free(idmap_remove(&departed, key, 0));
+			continue;
+		}
+		if (idmap_get(&departed, key, 0))
+			continue;
+		since = malloc(sizeof(*since));
+		if (!since)
+			continue;
+		*since = now;
+		if (idmap_put(&departed, key, 0, since))
+			free(since);
+	}
+	expired = calloc(departed.count ? departed.count : 1, sizeof(*expired));
+	if (!expired)
+		return;
+	for (size_t i = 0; i < departed.capacity; i++) {
+		const struct idmap_slot *slot = &departed.slots[i];
+
+		if (slot->value && now - *(const __u64 *)slot->value >= retention_ns)
+			expired[expired_count++] = slot->tgid;
+	}
+	stat_forget_processes(skel, expired, expired_count);
+	for (size_t i = 0; i < expired_count; i++)
+		free(idmap_remove(&departed, expired[i], 0));
+	if (verbose && expired_count)
+		diag("%zu exited processes forgotten", expired_count);
+	free(expired);
+}
+
+static void departed_free(void)
+{
+	for (size_t i = 0; i < departed.capacity; i++)
+		free(departed.slots[i].value);
+	idmap_free(&departed);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	static const struct argp_child children[] = { { &tracer_argp, 0, "Targets:", 1 }, {} };
+	static const struct argp argp = {
+		.options = options, .parser = parse_arg, .doc = doc, .children = children
+	};
+	static struct tracer tracer;
+	struct MHD_Daemon *http = NULL;
+	struct stat_bpf *skel;
+	char bound[NI_MAXHOST + NI_MAXSERV + 4];
+	long elapsed_ms = 0;
+	int err, fd;
+
+	tracer_options.no_command = true;
+	tracer_options.default_all = true;
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return EXIT_USAGE;
+	fd = listen_on(env.listen, bound, sizeof(bound));
+	if (fd < 0)
+		return 1;
+	skel = stat_open();
+	if (!skel) {
+		close(fd);
+		return 1;
+	}
+	skel_now = skel;
+	err = stat_attach(&tracer, skel);
+	if (err) {
+		close(fd);
+		goto cleanup;
+	}
+	http = start_http(fd);
+	if (!http) {
+		diag("cannot serve HTTP on %s (-v shows libmicrohttpd's messages)", bound);
+		close(fd);
+		err = -EIO;
+		goto cleanup;
+	}
+	if (!env.quiet)
+		fprintf(stderr, "Serving http://%s/metrics... Hit Ctrl-C to end.\n", bound);
+
+	while (!tracer_exiting) {
+		struct timespec tick = { 0, TICK_MS * 1000 * 1000 };
+
+		nanosleep(&tick, NULL);
+		elapsed_ms += TICK_MS;
+		if (elapsed_ms % 1000) {
+			pthread_mutex_lock(&lock);
+			stat_note_ranks(skel, false);
+			pthread_mutex_unlock(&lock);
+			continue;
+		}
+		tracer_rescan(&tracer);
+		pthread_mutex_lock(&lock);
+		stat_catch_up(skel, &tracer);
+		sweep(skel);
+		pthread_mutex_unlock(&lock);
+	}
+
+cleanup:
+	/* No scrape runs once the daemon is stopped: then the maps can go. */
+	if (http)
+		MHD_stop_daemon(http);
+	tracer_finish(&tracer, true);
+	stat_bpf__destroy(skel);
+	departed_free();
+	return err ? 1 : 0;
+}

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A live stat session, shared by stat, top and serve: the BPF object on the
+ * targets, the ranks the runtimes announced, the buffers idle threads hold,
+ * snapshots, and processes forgotten.
+ */
+#define _GNU_SOURCE
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/diag.h"
+#include "trace/setup.h"
+#include "stat.skel.h"
+#include "trace/batch_read.h"
+#include "trace/targets.h"
+#include "cli/stat_live.h"
+#include "cli/stat_read.h"
+#include "trace/runtime_info.h"
+#include "trace/tracer.h"
+
+struct stat_bpf *stat_open(void)
+{
+	struct stat_bpf *skel;
+
+	libbpf_set_print(libbpf_print);
+	skel = stat_bpf__open();
+	if (!skel)
+		diag("cannot open the BPF object: %s", strerror(errno));
+	return skel;
+}
+
+int stat_attach(struct tracer *tracer, struct stat_bpf *skel)
+{
+	int err;
+
+	skel->rodata->filter_targets = tracer_options.command != NULL;
+	err = tracer_prepare(tracer, skel->obj);
+	if (err)
+		return err;
+	err = tracer_loaded(stat_bpf__load(skel));
+	if (err)
+		return err;
+	skel->bss->start_ns = tracer_now_ns();
+	tracer_catch_signals();
+	return tracer_attach(tracer);
+}
+
+/* As many as the kernel's processes map holds. */
+#define MAX_RANKS 4096
+
+static struct {
+	__u32 tgid;
+	struct optrace_runtime_info info;
+} ranks[MAX_RANKS];
+static int rank_count;
+
+static struct optrace_runtime_info *rank_of(__u32 tgid)
+{
+	for (int i = 0; i < rank_count; i++) {
+		if (ranks[i].tgid == tgid)
+			return &ranks[i].info;
+	}
+	return NULL;
+}
+
+void stat_note_ranks(struct stat_bpf *skel, bool recheck)
+{
+	int fd = bpf_map__fd(skel->maps.processes);
+	__u32 key, *previous = NULL;
+
+	while (bpf_map_get_next_key(fd, previous, &key) == 0) {
+		struct optrace_runtime_info info, *known = rank_of(key);
+
+		previous = &key;
+		if ((known && (known->initialized || !recheck)) ||
+		    runtime_info_read((pid_t)key, &info))
+			continue;
+		if (!known && rank_count < MAX_RANKS) {
+			ranks[rank_count].tgid = key;
+			known = &ranks[rank_count++].info;
+		}
+		if (known)
+			*known = info;
+	}
+}
+
+/* The strings an event names, read from the process, where the kernel could not. */
+static void copy_strings(struct stat_bpf *skel, pid_t pid, const struct optrace_event *event)
+{
+	uint64_t addresses[2] = { 0 };
+
+	switch (event->kind) {
+	case OPTRACE_EVENT_OP_BEGIN:
+	case OPTRACE_EVENT_TASK_LAUNCH:
+	case OPTRACE_EVENT_TASK_BEGIN:
+		addresses[0] = event->b;
+		addresses[1] = event->kind == OPTRACE_EVENT_TASK_BEGIN ? event->c : 0;
+		break;
+	case OPTRACE_EVENT_OP_FALLBACK:
+		addresses[0] = event->b;
+		break;
+	default:
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct string_key key = { .tgid = (__u32)pid, .address = addresses[i] };
+		struct string_value value = { 0 };
+		bool truncated = false;
+		int fd = bpf_map__fd(skel->maps.strings);
+
+		if (!key.address || !bpf_map_lookup_elem(fd, &key, &value))
+			continue;
+		if (process_read_string(pid, key.address, value.text, sizeof(value.text),
+					&truncated))
+			value.unreadable = 1;
+		value.truncated = truncated;
+		bpf_map_update_elem(fd, &key, &value, BPF_NOEXIST);
+	}
+}
+
+/* An idle thread's buffer: counted in the kernel as if its thread had handed it over. */
+static int inject_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t address, uint64_t sequence,
+			 uint32_t count, const struct optrace_event *events)
+{
+	struct stat_bpf *skel = ctx;
+	struct stat_injected_batch batch = {
+		.tgid = (__u32)pid,
+		.tid = tid,
+		.sequence = sequence,
+		.count = count,
+		.events = (uintptr_t)events,
+		.buffer = address,
+	};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &batch, .ctx_size_in = sizeof(batch));
+	int err;
+
+	struct process_info info = { 0 };
+	__u32 tgid = (__u32)pid;
+
+	/* A process seen only through an idle buffer is named here. */
+	process_name(pid, info.comm, sizeof(info.comm));
+	bpf_map_update_elem(bpf_map__fd(skel->maps.processes), &tgid, &info, BPF_NOEXIST);
+	for (uint32_t i = 0; i < count; i++)
+		copy_strings(skel, pid, &events[i]);
+	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.inject_batch), &opts);
+	if (err && verbose)
+		diag("cannot count the buffer of thread %u: %s", tid, strerror(errno));
+	return 0;
+}
+
+void stat_catch_up(struct stat_bpf *skel, struct tracer *tracer)
+{
+	tracer_read_buffers(tracer, inject_buffer, skel);
+	stat_note_ranks(skel, true);
+}
+
+int stat_snapshot_take(struct stat_bpf *skel, struct stat_snapshot *snapshot, bool clear)
+{
+	int err = stat_snapshot_read(skel, snapshot, clear);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < snapshot->process_count; i++) {
+		const struct optrace_runtime_info *info = rank_of(snapshot->processes[i].tgid);
+
+		if (info) {
+			snapshot->processes[i].rank = info->rank;
+			snapshot->processes[i].rank_count = info->rank_count;
+		}
+	}
+	return 0;
+}
+
+/* Every map a process has entries in is keyed by its tgid first. */
+_Static_assert(offsetof(struct op_key, tgid) == 0, "tgid first");
+_Static_assert(offsetof(struct task_key, tgid) == 0, "tgid first");
+_Static_assert(offsetof(struct launch_key, tgid) == 0, "tgid first");
+_Static_assert(offsetof(struct fallback_key, tgid) == 0, "tgid first");
+_Static_assert(offsetof(struct wait_key, tgid) == 0, "tgid first");
+_Static_assert(offsetof(struct string_key, tgid) == 0, "tgid first");
+
+static bool listed(const __u32 *tgids, size_t count, __u32 tgid)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (tgids[i] == tgid)
+			return true;
+	}
+	return false;
+}
+
+/* Deletes the entries of map whose key starts with one of tgids; how many it deleted. */
+static size_t forget_in(const struct bpf_map *map, const __u32 *tgids, size_t count)
+{
+	size_t key_size = bpf_map__key_size(map), found = 0, capacity = 0, deleted = 0;
+	char *keys = NULL, key[64], next[64];
+	int fd = bpf_map__fd(map);
+	void *previous = NULL;
+
+	if (key_size > sizeof(key) || key_size < sizeof(__u32))
+		return 0;
+	/* Collected first: a key deleted mid-walk would send the walk back to the start. */
+	while (bpf_map_get_next_key(fd, previous, next) == 0) {
+		__u32 tgid;
+
+		memcpy(key, next, key_size);
+		previous = key;
+		memcpy(&tgid, key, sizeof(tgid));
+		if (!listed(tgids, count, tgid))
+			continue;
+		if (found == capacity) {
+			char *grown;
+
+			capacity = capacity ? capacity * 2 : 64;
+			grown = realloc(keys, capacity * key_size);
+			if (!grown)
+				break; /* the rest at the next sweep */
+			keys = grown;
+		}
+		memcpy(keys + found++ * key_size, key, key_size);
+	}
+	for (size_t i = 0; i < found; i++) {
+		if (!bpf_map_delete_elem(fd, keys + i * key_size))
+			deleted++;
+	}
+	free(keys);
+	return deleted;
+}
+
+size_t stat_forget_processes(struct stat_bpf *skel, const __u32 *tgids, size_t count)
+{
+	const struct bpf_map *maps[] = {
+		skel->maps.op_stats,	   skel->maps.task_stats, skel->maps.launch_stats,
+		skel->maps.fallback_stats, skel->maps.wait_stats, skel->maps.strings,
+		skel->maps.processes,
+	};
+	size_t deleted = 0;
+
+	if (!count)
+		return 0;
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		deleted += forget_in(maps[i], tgids, count);
+	for (int i = 0; i < rank_count;) {
+		if (listed(tgids, count, ranks[i].tgid))
+			ranks[i] = ranks[--rank_count];
+		else
+			i++;
+	}
+	return deleted;
+}
