@@ -67,6 +67,7 @@ BUILD = os.path.abspath(os.environ.get("OPTRACE_BUILD_DIR",
 # or what cannot run inside a test suite.
 ALLOWED_SKIPS = (
     "needs a GPU",
+    "needs Slurm or MPI, which are not packaged here",
     "needs Legion Prof, which is not packaged here",
     "runs every test suite, this one included",
     "a benchmark that runs for minutes",
