@@ -95,8 +95,10 @@ PY_INCLUDE := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths(
 PY_EXT_SUFFIX := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
 PY_DIR := $(OUTPUT)/python
 PY_MODULE := $(PY_DIR)/optrace$(PY_EXT_SUFFIX)
-# Where `make install` puts it: Debian's python3 reads PREFIX/lib/python3/dist-packages.
-PY_INSTALL_DIR ?= $(PREFIX)/lib/python3/dist-packages
+# Where `make install` puts it, where Debian's python3 looks: /usr/lib/python3/dist-packages
+# for PREFIX=/usr, PREFIX/lib/python3.X/dist-packages for /usr/local and others.
+PY_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PY_INSTALL_DIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(PY_VERSION)/dist-packages)
 
 $(PY_DIR):
 	$(Q)mkdir -p $@
@@ -209,7 +211,7 @@ $(OUTPUT)/userspace/shared/%.o: | $(DEPS_STAMP)
 
 $(OPTRACE): $(OPTRACE_OBJS) | $(BIN_DIR)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) -pthread -o $@ $^ -lbpf -lelf -lz -ldl
+	$(Q)$(CC) -pthread -o $@ $^ -lbpf -lelf -lz -ldl -lmicrohttpd
 
 optrace: $(OPTRACE)
 
@@ -254,7 +256,7 @@ demo: $(DEMO) $(OPTRACE)
 	$(Q)$(OPTRACE) export --legion -o $(DEMO_RUN)/legion $(DEMO_RUN)/demo.capture
 	$(Q)$(OPTRACE) export --chrome -o $(DEMO_RUN)/trace.json $(DEMO_RUN)/demo.capture
 	@echo "report: $(DEMO_RUN)/report.txt"
-	@echo "Legion Prof: legion_prof $(DEMO_RUN)/legion/prof_*.gz"
+	@echo "Legion Prof: legion_prof view $(DEMO_RUN)/legion/prof_*.gz"
 	@echo "Chrome trace (open in ui.perfetto.dev): $(DEMO_RUN)/trace.json"
 
 # ---- the demo's CUDA variant, only where nvcc is found ------------------------
@@ -376,9 +378,10 @@ endif
 tests: $(TEST_BINS) $(FIXTURES)
 
 # One line "N passed, N failed" over every suite; non-zero on any failure.
-test: $(TEST_BINS) $(FIXTURES) $(DEMO) $(OPTRACE) $(PY_MODULE)
+# gen_capture: tests/python/test_perfetto.py's synthetic capture with GPU activity.
+test: $(TEST_BINS) $(FIXTURES) $(DEMO) $(OPTRACE) $(PY_MODULE) $(OUTPUT)/bench/gen_capture
 	$(Q)PYTHON=$(PYTHON) PYTHONPATH=$(PY_DIR) OPTRACE_BUILD_DIR=$(OUTPUT) \
-		tests/run.sh $(TEST_BINS) tests/python/run.py
+		tests/run.sh $(TEST_BINS) tests/python/run.py tests/docs/run_docs.py
 
 # Every suite again under AddressSanitizer and UndefinedBehaviorSanitizer, in
 # a build of its own (.output-sanitize); the Python suites run Debian's python3

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <optrace/gpu.h>
 
@@ -123,6 +124,7 @@ int main(int argc, char **argv)
 	struct capture_counter gpu_count = { CAPTURE_COUNTER_GPU_RECORDS, 0 };
 	bool gpu = argc == 4 && !strcmp(argv[3], "--gpu");
 	uint64_t target, op = 1, task = 1;
+	struct timespec start;
 
 	if (argc != 3 && !gpu) {
 		fprintf(stderr, "usage: gen_capture FILE N [--gpu]\n");
@@ -131,6 +133,9 @@ int main(int argc, char **argv)
 	target = strtoull(argv[2], NULL, 10);
 	if (capture_writer_open(&writer, argv[1], &opts))
 		return 1;
+	/* After the header's clock: exports draw times relative to it, not clamped at 0. */
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	now = (uint64_t)start.tv_sec * 1000000000 + (uint64_t)start.tv_nsec;
 	string(ROOT, "bench.mean");
 	string(HELPER, "bench.sum");
 	string(SITE, "bench.py:12");

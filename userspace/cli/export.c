@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * optrace export: a capture's profile for the viewers: Chrome trace JSON
- * (Perfetto, chrome://tracing) or Legion Prof logs.
+ * (Perfetto, chrome://tracing), Perfetto's own protobuf trace, or Legion
+ * Prof logs.
  */
 #include <argp.h>
 #include <errno.h>
@@ -16,11 +17,13 @@
 #include "cli/commands.h"
 #include "output/legion_export.h"
 #include "output/legion_prof.h"
+#include "output/perfetto.h"
 #include "common/outfile.h"
 #include "model/replay.h"
 
 static struct {
 	bool chrome;
+	bool perfetto;
 	bool legion;
 	const char *output;
 	bool show_helpers;
@@ -35,10 +38,12 @@ static const char doc[] =
 	"Export the profile of capture files for Perfetto / chrome://tracing or Legion Prof.\n"
 	"\n"
 	"USAGE: optrace export --chrome -o FILE.json CAPTURE\n"
+	"       optrace export --perfetto -o FILE.pftrace CAPTURE\n"
 	"       optrace export --legion -o DIR CAPTURE...\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    optrace export --chrome -o trace.json optrace.capture   # open in ui.perfetto.dev\n"
+	"    optrace export --perfetto -o trace.pftrace long.capture # smaller, for long ones\n"
 	"    optrace export --chrome --show-helpers -o t.json run.capture\n"
 	"    optrace export --legion -o prof run.capture   # then: legion_prof prof/prof_*.gz\n"
 	"    optrace export --chrome -o t.json --gpu gpu.bin run.capture  # with "
@@ -47,6 +52,7 @@ static const char doc[] =
 
 enum {
 	OPT_CHROME = 0x100,
+	OPT_PERFETTO,
 	OPT_LEGION,
 	OPT_SHOW_HELPERS,
 	OPT_LEGION_VERSION,
@@ -56,12 +62,15 @@ enum {
 
 static const struct argp_option options[] = {
 	{ "chrome", OPT_CHROME, NULL, 0, "Chrome trace JSON", 0 },
+	{ "perfetto", OPT_PERFETTO, NULL, 0,
+	  "Perfetto's protobuf trace: smaller and faster to load, for long recordings", 0 },
 	{ "legion", OPT_LEGION, NULL, 0, "Legion Prof logs, one prof_<node>.gz per process", 0 },
 	{ "legion-version", OPT_LEGION_VERSION, "N", 0,
 	  "Legion Prof format: 1008 (Legion 25.06, default) or 1007 (24.09 to 25.03)", 0 },
 	{ "python", OPT_PYTHON, NULL, 0,
 	  "Legion: show issuing threads as Python processors (cuPyNumeric)", 0 },
-	{ "output", 'o', "PATH", 0, "The file (--chrome) or directory (--legion) to write", 0 },
+	{ "output", 'o', "PATH", 0,
+	  "The file (--chrome, --perfetto) or directory (--legion) to write", 0 },
 	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "Nested operations too", 0 },
 	{ "gpu", OPT_GPU, "FILE", 0,
 	  "GPU activity written by liboptrace-cupti to OPTRACE_GPU_FILE, merged in", 0 },
@@ -73,6 +82,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case OPT_CHROME:
 		env.chrome = true;
+		return 0;
+	case OPT_PERFETTO:
+		env.perfetto = true;
 		return 0;
 	case OPT_LEGION:
 		env.legion = true;
@@ -100,14 +112,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.paths[env.path_count++] = arg;
 		return 0;
 	case ARGP_KEY_END:
-		if (env.chrome + env.legion != 1)
-			argp_error(state, "give one format: --chrome or --legion");
+		if (env.chrome + env.perfetto + env.legion != 1)
+			argp_error(state, "give one format: --chrome, --perfetto or --legion");
 		if (!env.output)
 			argp_error(state, "give the output with -o");
 		if (!env.path_count)
 			argp_error(state, "give the capture file to export");
 		if (env.chrome && env.path_count != 1)
 			argp_error(state, "--chrome exports one capture file");
+		if (env.perfetto && env.path_count != 1)
+			argp_error(state, "--perfetto exports one capture file");
 		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -126,17 +140,39 @@ static int inputs(const char **paths)
 	return count;
 }
 
+/* The writer of a one-file timeline: Chrome JSON or Perfetto protobuf. */
+struct timeline {
+	struct chrome_writer chrome;
+	struct perfetto_writer perfetto;
+};
+
+static int timeline_begin(struct timeline *timeline, FILE *out, uint64_t base_ns,
+			  struct profile_consumer *consumer)
+{
+	if (env.perfetto)
+		return perfetto_writer_begin(&timeline->perfetto, out, base_ns, env.show_helpers,
+					     consumer);
+	return chrome_writer_begin(&timeline->chrome, out, base_ns, env.show_helpers, consumer);
+}
+
+static int timeline_end(struct timeline *timeline)
+{
+	if (env.perfetto)
+		return perfetto_writer_end(&timeline->perfetto);
+	return chrome_writer_end(&timeline->chrome);
+}
+
 /*
  * The input is read (opened and its header checked) before the output is
  * touched, and the output is written beside it and renamed over it only
  * once whole: a missing or damaged input, a full disk or a kill leaves an
  * earlier file as it was.
  */
-static int export_chrome(void)
+static int export_timeline(void)
 {
 	const char *input_paths[sizeof(env.paths) / sizeof(env.paths[0]) + 1];
 	struct profile_consumer consumer;
-	struct chrome_writer writer;
+	struct timeline writer;
 	struct replay replay = { 0 };
 	struct out_file output;
 	struct profile profile;
@@ -166,13 +202,12 @@ static int export_chrome(void)
 	__fsetlocking(out, FSETLOCKING_BYCALLER);
 	setvbuf(out, NULL, _IOFBF, 1 << 20);
 	/* Time zero is the moment recording started. */
-	err = chrome_writer_begin(&writer, out, replay.header->monotonic_ns, env.show_helpers,
-				  &consumer);
+	err = timeline_begin(&writer, out, replay.header->monotonic_ns, &consumer);
 	if (err)
 		goto cleanup;
 	profile.consumer = consumer;
 	err = replay_run(&replay, &profile);
-	err = chrome_writer_end(&writer) ?: err;
+	err = timeline_end(&writer) ?: err;
 
 cleanup:
 	if (out && fclose(out) && !err)
@@ -214,5 +249,5 @@ int cmd_export(int argc, char **argv)
 
 		return legion_export(env.paths, env.path_count, &options) ? 1 : 0;
 	}
-	return export_chrome() ? 1 : 0;
+	return export_timeline() ? 1 : 0;
 }

@@ -7,6 +7,7 @@
 #include "output/chrome.h"
 #include "output/json.h"
 #include "output/op_title.h"
+#include "output/track_names.h"
 
 /*
  * Exports write hundreds of megabytes of these: into a buffer of our own
@@ -149,26 +150,30 @@ static void begin_event(struct chrome_writer *writer, const char *phase, uint32_
 	put_field(writer, "tid", tid);
 }
 
-static void name_process(struct chrome_writer *writer, uint32_t tgid)
+static void name_process(struct chrome_writer *writer, const struct profile *profile, uint32_t tgid)
 {
+	char name[128];
+
 	if (idmap_get(&writer->processes_named, tgid, 0))
 		return;
 	idmap_put(&writer->processes_named, tgid, 0, (void *)1);
 	begin_event(writer, "M", tgid, tgid);
-	put(writer, ",\"name\":\"process_name\",\"args\":{\"name\":\"process ");
-	put_u64(writer, tgid);
-	put(writer, "\"}}");
+	put(writer, ",\"name\":\"process_name\",\"args\":{\"name\":");
+	put_json(writer, track_process_name(profile, tgid, name, sizeof(name)));
+	put(writer, "}}");
 }
 
-static void name_track(struct chrome_writer *writer, uint32_t tgid, uint32_t tid, const char *role)
+/* A thread's track, named by what first runs on it (track_names.h). */
+static void name_track(struct chrome_writer *writer, const struct profile *profile, uint32_t tgid,
+		       uint32_t tid, const struct profile_run *run)
 {
-	char name[96];
+	char name[128];
 
-	name_process(writer, tgid);
+	name_process(writer, profile, tgid);
 	if (idmap_get(&writer->threads_named, tgid, tid))
 		return;
 	idmap_put(&writer->threads_named, tgid, tid, (void *)1);
-	snprintf(name, sizeof(name), "%s %u", role, tid);
+	track_thread_name(profile, tgid, tid, run, name, sizeof(name));
 	begin_event(writer, "M", tgid, tid);
 	put(writer, ",\"name\":\"thread_name\",\"args\":{\"name\":");
 	put_json(writer, name);
@@ -222,7 +227,7 @@ static void on_op_done(void *ctx, const struct profile *profile, const struct pr
 
 	if (op->depth > 0 && !writer->show_helpers)
 		return;
-	name_track(writer, op->tgid, op->tid, "thread");
+	name_track(writer, profile, op->tgid, op->tid, NULL);
 	op_title(profile, op, title, sizeof(title));
 	begin_event(writer, "X", op->tgid, op->tid);
 	put(writer, ",\"cat\":\"op\",\"name\":");
@@ -254,13 +259,7 @@ static void on_task_run(void *ctx, const struct profile *profile, const struct p
 	struct chrome_writer *writer = ctx;
 	uint64_t flow = ++writer->flow_ids;
 
-	if (!idmap_get(&writer->threads_named, run->tgid, run->tid)) {
-		char role[32];
-
-		snprintf(role, sizeof(role), "%s proc %u", variant_title(run->variant),
-			 run->processor);
-		name_track(writer, run->tgid, run->tid, role);
-	}
+	name_track(writer, profile, run->tgid, run->tid, run);
 	begin_event(writer, "X", run->tgid, run->tid);
 	put(writer, ",\"cat\":\"task\",\"name\":");
 	put_json(writer, profile_string(profile, run->tgid, run->task_name));
@@ -284,8 +283,7 @@ static void on_wait(void *ctx, const struct profile *profile, const struct profi
 {
 	struct chrome_writer *writer = ctx;
 
-	(void)profile;
-	name_track(writer, wait->tgid, wait->tid, "thread");
+	name_track(writer, profile, wait->tgid, wait->tid, NULL);
 	begin_event(writer, "X", wait->tgid, wait->tid);
 	put(writer, ",\"cat\":\"wait\",\"name\":\"wait: ");
 	put(writer, optrace_wait_kind_name(wait->kind));
@@ -301,12 +299,11 @@ static void on_wait(void *ctx, const struct profile *profile, const struct profi
  */
 #define GPU_TRACK_TID 0x40000000u
 
-static uint32_t gpu_track(struct chrome_writer *writer, const struct gpu_activity *activity)
+static uint32_t gpu_track(struct chrome_writer *writer, const struct profile *profile,
+			  const struct gpu_activity *activity)
 {
 	uint64_t key = (uint64_t)activity->device_id << 32 | activity->stream_id;
 	uint32_t tid = (uint32_t)(uintptr_t)idmap_get(&writer->gpu_tracks, activity->tgid, key);
-	uint32_t device = activity->device_id < 0xff ? activity->device_id : 0xff;
-	uint32_t stream = activity->stream_id < 0xffff ? activity->stream_id : 0xffff;
 	char name[64];
 
 	if (tid)
@@ -314,16 +311,16 @@ static uint32_t gpu_track(struct chrome_writer *writer, const struct gpu_activit
 	tid = GPU_TRACK_TID + ++writer->gpu_track_count;
 	if (idmap_put(&writer->gpu_tracks, activity->tgid, key, (void *)(uintptr_t)tid))
 		writer->error = -ENOMEM;
-	name_process(writer, activity->tgid);
-	snprintf(name, sizeof(name), "GPU %u stream %u", activity->device_id, activity->stream_id);
+	name_process(writer, profile, activity->tgid);
+	track_gpu_name(activity->device_id, activity->stream_id, name, sizeof(name));
 	begin_event(writer, "M", activity->tgid, tid);
-	put(writer, ",\"name\":\"thread_name\",\"args\":{\"name\":\"");
-	put(writer, name);
-	put(writer, "\"}}");
+	put(writer, ",\"name\":\"thread_name\",\"args\":{\"name\":");
+	put_json(writer, name);
+	put(writer, "}}");
 	/* After the CPU threads (sort index 0), by device, then stream. */
 	begin_event(writer, "M", activity->tgid, tid);
 	put(writer, ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
-	put_u64(writer, GPU_TRACK_TID | device << 16 | stream);
+	put_u64(writer, track_gpu_sort_index(activity->device_id, activity->stream_id));
 	put(writer, "}}");
 	return tid;
 }
@@ -369,7 +366,7 @@ static void on_gpu(void *ctx, const struct profile *profile, const struct profil
 	/* No times, no place on the timeline: the report still counts it. */
 	if (activity->time_invalid)
 		return;
-	tid = gpu_track(writer, activity);
+	tid = gpu_track(writer, profile, activity);
 	begin_event(writer, "X", gpu->tgid, tid);
 	put(writer, activity->kind == OPTRACE_GPU_REC_KERNEL   ? ",\"cat\":\"kernel\",\"name\":"
 		    : activity->kind == OPTRACE_GPU_REC_MEMCPY ? ",\"cat\":\"memcpy\",\"name\":"
@@ -405,6 +402,7 @@ static void on_gpu(void *ctx, const struct profile *profile, const struct profil
 	if (!gpu->op && !run && first_drawn(profile, gpu)) {
 		struct unquoted name = { .writer = writer };
 
+		name_track(writer, profile, gpu->tgid, gpu->tid, NULL);
 		begin_event(writer, "X", gpu->tgid, gpu->tid);
 		put(writer, ",\"cat\":\"launch\",\"name\":\"launch ");
 		json_escape(gpu->name, put_unquoted, &name);
