@@ -5,9 +5,12 @@
 
 #include "events.h" /* struct string_key */
 
-#define STAT_NAME_LEN 64   /* bytes of a name kept, with its NUL */
+/* Bytes of a name kept, with its NUL: as many as a capture keeps (RECORD_STRING_LEN). */
+#define STAT_NAME_LEN 128
 #define STAT_STACK_MAX 16  /* nesting the kernel side follows per thread */
 #define STAT_HIST_SLOTS 40 /* log2(ns) buckets: up to ~18 minutes */
+
+_Static_assert(STAT_NAME_LEN == RECORD_STRING_LEN, "stat and record cut names alike");
 
 /* An operation's aggregate: one per (process, name, place in the tree, outcome). */
 struct op_key {
@@ -35,20 +38,29 @@ struct latency {
 	__u64 hist[STAT_HIST_SLOTS]; /* slot i: durations in [2^i, 2^(i+1)) ns */
 };
 
-/* Task point runs, per (process, task name, variant, root op). */
+/*
+ * Task point runs, per (process, task name, variant, root op, helper). The
+ * helper is the nested operation that launched the task, 0 when the
+ * operation the user called launched it itself, STAT_OP_NOT_SEEN when stat
+ * counted the run before the launch (the fast path hands each thread's
+ * events over in batches of its own) or never saw the launch.
+ */
+#define STAT_OP_NOT_SEEN 1 /* no name's address */
 struct task_key {
 	__u32 tgid;
 	__u32 variant;
 	__u64 name;
 	__u64 root_name; /* name of the operation the user called */
+	__u64 op_name;	 /* name of the helper that launched it, or 0 */
 };
 
-/* Task launches, per (process, task name, root op). */
+/* Task launches, per (process, task name, root op, helper). */
 struct launch_key {
 	__u32 tgid;
 	__u32 pad;
 	__u64 name;
 	__u64 root_name;
+	__u64 op_name;
 };
 
 struct launch_stats {
@@ -56,24 +68,29 @@ struct launch_stats {
 	__u64 points;
 };
 
-/* Fallbacks, per (process, op name, reason, detail). */
+/* Fallbacks, per (process, op name, reason, detail, root op). */
 struct fallback_key {
 	__u32 tgid;
 	__u32 reason;
 	__u64 name;
 	__u64 detail;
+	__u64 root_name; /* the operation the user called, if name is a helper; else 0 */
 };
 
-/* Waits, per (process, kind, name of the root op that waited, 0 outside ops). */
+/*
+ * Waits, per (process, kind, name of the root op open on the waiting
+ * thread, 0 outside ops; and of the innermost op there, if a helper).
+ */
 struct wait_key {
 	__u32 tgid;
 	__u32 kind;
 	__u64 root_name;
+	__u64 op_name;
 };
 
 struct string_value {
 	char text[STAT_NAME_LEN];
-	__u8 truncated;	 /* longer than STAT_NAME_LEN - 1 bytes */
+	__u8 truncated;	 /* longer than STAT_NAME_LEN - 1 bytes: counted as string_truncated */
 	__u8 unreadable; /* not mapped when the probe fired */
 };
 

@@ -51,6 +51,7 @@ struct thread_state {
 struct task_info {
 	__u64 name;
 	__u64 root_name;
+	__u64 op_name; /* the helper that launched it, or 0 */
 };
 
 /*
@@ -365,29 +366,24 @@ static __always_inline void on_op_fallback(struct event_place *place, __u64 op, 
 {
 	struct frame *frame = top_frame(place->state, op);
 	struct fallback_key key = { .tgid = place->tgid, .reason = reason, .detail = detail };
-	__u64 *count, one = 1;
-	long err;
+	bool created;
+	__u64 *count;
 
 	if (!frame)
 		return;
 	frame->fallback_reason = reason;
 	key.name = frame->name;
-	count = bpf_map_lookup_elem(&fallback_stats, &key);
-	if (count) {
-		(*count)++;
+	/* A helper's fallback: counted under the operation the user called too. */
+	if (frame != &place->state->frames[0] && place->state->frames[0].op)
+		key.root_name = place->state->frames[0].name;
+	count = lookup_or_init(&fallback_stats, &key, &zero_latency, &created);
+	if (!count)
 		return;
+	(*count)++;
+	if (created) {
+		copy_string(place->tgid, detail, place->in_process);
+		copy_string(place->tgid, key.root_name, place->in_process);
 	}
-	err = bpf_map_update_elem(&fallback_stats, &key, &one, BPF_NOEXIST);
-	if (err == -EEXIST) {
-		/* Another CPU created it meanwhile: count in ours. */
-		count = bpf_map_lookup_elem(&fallback_stats, &key);
-		if (count)
-			(*count)++;
-		return;
-	}
-	if (err == -E2BIG)
-		count_loss(STAT_LOSS_MAP_FULL);
-	copy_string(place->tgid, detail, place->in_process);
 }
 
 static __always_inline void on_op_end(struct event_place *place, __u64 now, __u64 op, int status)
@@ -439,42 +435,38 @@ static __always_inline void on_op_end(struct event_place *place, __u64 now, __u6
 	}
 }
 
-static __always_inline void on_task_launch(struct event_place *place, __u64 task, __u64 root_op,
-					   __u64 name, __u32 points)
+static __always_inline void on_task_launch(struct event_place *place, __u64 task, __u64 op,
+					   __u64 root_op, __u64 name, __u32 points)
 {
 	struct string_key task_key = { .tgid = place->tgid, .address = task };
 	struct thread_state *state = place->state;
 	struct task_info info = { .name = name };
 	struct launch_key key = { .tgid = place->tgid, .name = name };
-	struct launch_stats *stats, first = { .count = 1, .points = points };
-	long err;
+	struct frame *launcher = top_frame(state, op);
+	struct launch_stats *stats;
+	bool created;
 
 	if (state && state->depth > 0 && state->frames[0].op == root_op)
 		info.root_name = state->frames[0].name;
+	/* A helper launched it: the op on top, not the one the user called. */
+	if (launcher && launcher != &state->frames[0])
+		info.op_name = launcher->name;
 	key.root_name = info.root_name;
+	key.op_name = info.op_name;
 	if (bpf_map_update_elem(&tasks, &task_key, &info, BPF_ANY))
 		count_loss(STAT_LOSS_MAP_FULL);
 
-	stats = bpf_map_lookup_elem(&launch_stats, &key);
-	if (stats) {
-		stats->count++;
-		stats->points += points;
+	/* Per-CPU values: a zeroed one, from any map's zero that is as large. */
+	stats = lookup_or_init(&launch_stats, &key, &zero_latency, &created);
+	if (!stats)
 		return;
+	stats->count++;
+	stats->points += points;
+	if (created) {
+		copy_string(place->tgid, name, place->in_process);
+		copy_string(place->tgid, info.root_name, place->in_process);
+		copy_string(place->tgid, info.op_name, place->in_process);
 	}
-	err = bpf_map_update_elem(&launch_stats, &key, &first, BPF_NOEXIST);
-	if (err == -EEXIST) {
-		/* Another CPU created it meanwhile (per-CPU values: ours is 0). */
-		stats = bpf_map_lookup_elem(&launch_stats, &key);
-		if (stats) {
-			stats->count++;
-			stats->points += points;
-		}
-		return;
-	}
-	if (err == -E2BIG)
-		count_loss(STAT_LOSS_MAP_FULL);
-	copy_string(place->tgid, name, place->in_process);
-	copy_string(place->tgid, info.root_name, place->in_process);
 }
 
 /* A point's run, counted under its task's name and the operation the user called. */
@@ -489,13 +481,13 @@ static __always_inline void count_run(struct event_place *place, __u64 task, __u
 	struct latency *stats;
 	bool created;
 
-	if (!key.name) {
-		info = bpf_map_lookup_elem(&tasks, &task_id);
-		if (info) {
-			key.name = info->name;
-			key.root_name = info->root_name;
-		}
+	/* The helper only from the launch, if counted (a batch may come first). */
+	info = bpf_map_lookup_elem(&tasks, &task_id);
+	if (info && !key.name) {
+		key.name = info->name;
+		key.root_name = info->root_name;
 	}
+	key.op_name = info && info->name == key.name ? info->op_name : STAT_OP_NOT_SEEN;
 	stats = lookup_or_init(&task_stats, &key, &zero_latency, &created);
 	if (!stats)
 		return;
@@ -503,6 +495,8 @@ static __always_inline void count_run(struct event_place *place, __u64 task, __u
 	if (created) {
 		copy_string(place->tgid, key.name, place->in_process);
 		copy_string(place->tgid, key.root_name, place->in_process);
+		if (key.op_name != STAT_OP_NOT_SEEN)
+			copy_string(place->tgid, key.op_name, place->in_process);
 	}
 }
 
@@ -603,9 +597,16 @@ static __always_inline void on_wait_end(struct event_place *place, __u64 now, in
 	state->wait_start_ns = 0;
 	if (state->depth > 0 && state->frames[0].op)
 		key.root_name = state->frames[0].name;
+	if (state->depth > 1 && state->depth <= STAT_STACK_MAX)
+		key.op_name = state->frames[(state->depth - 1) & (STAT_STACK_MAX - 1)].name;
 	stats = lookup_or_init(&wait_stats, &key, &zero_latency, &created);
-	if (stats)
-		record_latency(stats, duration, duration);
+	if (!stats)
+		return;
+	record_latency(stats, duration, duration);
+	if (created) {
+		copy_string(place->tgid, key.root_name, place->in_process);
+		copy_string(place->tgid, key.op_name, place->in_process);
+	}
 }
 
 /* ---- the per-event probes ---------------------------------------------------- */
@@ -660,7 +661,7 @@ int USDT_PROBE(task_launch, __u64 task, __u64 op, __u64 root_op, __u64 name, __u
 	if (!is_target(bpf_get_current_pid_tgid() >> 32) || !in_window(bpf_ktime_get_ns()))
 		return 0;
 	place = current_place(false);
-	on_task_launch(&place, task, root_op, name, points);
+	on_task_launch(&place, task, op, root_op, name, points);
 	return 0;
 }
 
@@ -774,7 +775,7 @@ static int count_event(__u32 index, struct batch_walk *walk)
 		on_op_fallback(place, event.id, event.small, event.b);
 		break;
 	case OPTRACE_EVENT_TASK_LAUNCH:
-		on_task_launch(place, event.id, event.c, event.b, event.medium);
+		on_task_launch(place, event.id, event.a, event.c, event.b, event.medium);
 		break;
 	case OPTRACE_EVENT_TASK_BEGIN:
 		on_task_begin(place, event.time_ns, event.id, event.medium, event.small, event.b,

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tables_check.h"
 #include "testlib.h"
 
 /* Records optrace-demo ARGS, reports the capture: counts equal the truth. */
@@ -133,6 +134,39 @@ START_TEST(test_recorder_killed)
 }
 END_TEST
 
+/* Issue 15, items 4 to 6: report's tables of a real run rank, group and say alike. */
+START_TEST(test_report_tables)
+{
+	char *capture = test_path("run.capture"), *json_path = test_path("report.json");
+	char *text_path = test_path("report.txt"), *helpers_path = test_path("helpers.txt");
+	char *record[] = { OPTRACE, "record", "-q",	    "-o",	 capture,
+			   "--",    DEMO,     "--workload", "fallback",	 "--omp",
+			   "1",	    "-q",     "--truth",    "/dev/null", NULL };
+	char *json_report[] = { OPTRACE, "report", "--json", capture, NULL };
+	char *text_report[] = { OPTRACE, "report", capture, NULL };
+	char *helpers_report[] = { OPTRACE, "report", "--show-helpers", capture, NULL };
+	char *json, *text, *helpers;
+
+	NEED_BPF();
+	ck_assert_int_eq(run_command(record, NULL, NULL, 240), 0);
+	ck_assert_int_eq(run_command(json_report, json_path, NULL, 120), 0);
+	ck_assert_int_eq(run_command(text_report, text_path, NULL, 120), 0);
+	ck_assert_int_eq(run_command(helpers_report, helpers_path, NULL, 120), 0);
+	json = read_file(json_path);
+	text = read_file(text_path);
+	helpers = read_file(helpers_path);
+	ck_assert(json && text && helpers);
+	check_demo_tables(json, text, helpers, true);
+	free(json);
+	free(text);
+	free(helpers);
+	free(capture);
+	free(json_path);
+	free(text_path);
+	free(helpers_path);
+}
+END_TEST
+
 START_TEST(test_bad_capture_files)
 {
 	char *garbage = test_path("garbage"), *err_path = test_path("err.txt"), *text;
@@ -163,6 +197,7 @@ int main(void)
 	tcase_add_test(tc, test_openmp_threads_and_children);
 	tcase_add_test(tc, test_recorder_killed);
 	tcase_add_test(tc, test_bad_capture_files);
+	tcase_add_test(tc, test_report_tables);
 	suite_add_tcase(suite, tc);
 
 	return run_suite(suite);

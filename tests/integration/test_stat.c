@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "json_read.h"
+#include "tables_check.h"
 #include "testlib.h"
 
 static void stat_counts(const char *json_path, struct counts *counts, int *processes)
@@ -495,6 +496,43 @@ START_TEST(test_clear_errors)
 }
 END_TEST
 
+/*
+ * Issue 15, items 4 to 6: stat's tables of a real run rank, group and say as
+ * report's do (tests/lib/tables_check.c); no name is counted cut that the
+ * report of the same workload keeps whole.
+ */
+START_TEST(test_tables_as_report)
+{
+	char *json_path = test_path("stat.json"), *text_path = test_path("stat.txt");
+	char *helpers_path = test_path("helpers.txt"), *json, *text, *helpers;
+	char *json_stat[] = { OPTRACE,	    "stat",	 "--json", "--", DEMO,
+			      "--workload", "fallback",	 "--omp",  "1",	 "-q",
+			      "--truth",    "/dev/null", NULL };
+	char *text_stat[] = { OPTRACE, "stat", "--", DEMO,	"--workload", "fallback",
+			      "--omp", "1",    "-q", "--truth", "/dev/null",  NULL };
+	char *helpers_stat[] = { OPTRACE, "stat",	"--show-helpers", "--",
+				 DEMO,	  "--workload", "fallback",	  "--omp",
+				 "1",	  "-q",		"--truth",	  "/dev/null",
+				 NULL };
+
+	NEED_BPF();
+	ck_assert_int_eq(run_command(json_stat, json_path, NULL, 240), 0);
+	ck_assert_int_eq(run_command(text_stat, text_path, NULL, 240), 0);
+	ck_assert_int_eq(run_command(helpers_stat, helpers_path, NULL, 240), 0);
+	json = read_file(json_path);
+	text = read_file(text_path);
+	helpers = read_file(helpers_path);
+	ck_assert(json && text && helpers);
+	check_demo_tables(json, text, helpers, false);
+	free(json);
+	free(text);
+	free(helpers);
+	free(json_path);
+	free(text_path);
+	free(helpers_path);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("stat");
@@ -517,6 +555,7 @@ int main(void)
 	tcase_add_test(tc, test_replaced_library);
 	tcase_add_test(tc, test_sigkill_detaches);
 	tcase_add_test(tc, test_clear_errors);
+	tcase_add_test(tc, test_tables_as_report);
 	suite_add_tcase(suite, tc);
 
 	return run_suite(suite);

@@ -8,6 +8,7 @@
 #include "testlib.h"
 #include "model/profile.h"
 #include "model/profile_aggregates.h"
+#include "output/stat_print.h"
 
 #define PID 100
 #define MAIN 100
@@ -337,6 +338,172 @@ START_TEST(test_report_groups_by_call_site)
 }
 END_TEST
 
+/* ---- issue 15: report's tables, from the profile ---------------------------------------- */
+
+enum { MEDIAN = 0x6000, SORT = 0x7000, HOST = 0x8000, DETAIL = 0x9000 };
+
+static struct report_builder builder;
+
+/*
+ * median (the user's call) sorts through a helper that falls back and runs
+ * a 1000 ns task, while median's thread waits 1000 ns inside the helper; the
+ * user's own sort falls back and runs a 500 ns task; a wait outside any
+ * operation; a mean that fails before it announces a mode.
+ */
+static void feed_fallbacks(void)
+{
+	struct profile_consumer consumer;
+
+	profile_free(&profile);
+	report_builder_init(&builder, &consumer, false, false);
+	profile_init(&profile, &consumer);
+	strings();
+	feed_string(MEDIAN, "median");
+	feed_string(SORT, "sort");
+	feed_string(HOST, "HostReference");
+	feed_string(DETAIL, "sort is not implemented");
+	feed(100, MAIN, RECORD_OP_BEGIN, 1, 0, 0, MEDIAN, SITE);
+	feed(105, MAIN, RECORD_OP_MODE, 1, OPTRACE_MODE_MIXED, OPTRACE_MODE_REASON_HELPERS, 0, 0);
+	feed(110, MAIN, RECORD_OP_BEGIN, 2, 1, 1, SORT, SITE);
+	feed(111, MAIN, RECORD_OP_MODE, 2, OPTRACE_MODE_FALLBACK, OPTRACE_MODE_REASON_FALLBACK, 0,
+	     0);
+	feed(112, MAIN, RECORD_OP_FALLBACK, 2, OPTRACE_FALLBACK_UNIMPLEMENTED_API, DETAIL, 0, 0);
+	feed(113, MAIN, RECORD_TASK_LAUNCH, 50, 2, 1, HOST, 1);
+	feed(115, WORKER, RECORD_TASK_BEGIN, 50, 0, OPTRACE_VARIANT_HOST_REFERENCE, 0, 0);
+	feed(120, MAIN, RECORD_WAIT_BEGIN, 2, OPTRACE_WAIT_FUTURE, 0, 0, 0);
+	feed(1115, WORKER, RECORD_TASK_END, 50, 0, 0, 0, 0);
+	feed(1120, MAIN, RECORD_WAIT_END, 2, OPTRACE_WAIT_FUTURE, 0, 0, 0);
+	feed(1130, MAIN, RECORD_OP_END, 2, 0, 0, 0, 0);
+	feed(1140, MAIN, RECORD_OP_END, 1, 0, 0, 0, 0);
+	feed(2000, MAIN, RECORD_OP_BEGIN, 3, 0, 0, SORT, SITE);
+	feed(2001, MAIN, RECORD_OP_MODE, 3, OPTRACE_MODE_FALLBACK, OPTRACE_MODE_REASON_FALLBACK, 0,
+	     0);
+	feed(2002, MAIN, RECORD_OP_FALLBACK, 3, OPTRACE_FALLBACK_UNIMPLEMENTED_API, DETAIL, 0, 0);
+	feed(2003, MAIN, RECORD_TASK_LAUNCH, 51, 3, 3, HOST, 1);
+	feed(2005, WORKER, RECORD_TASK_BEGIN, 51, 0, OPTRACE_VARIANT_HOST_REFERENCE, 0, 0);
+	feed(2010, MAIN, RECORD_OP_END, 3, 0, 0, 0, 0);
+	feed(2505, WORKER, RECORD_TASK_END, 51, 0, 0, 0, 0);
+	feed(3000, MAIN, RECORD_WAIT_BEGIN, 0, OPTRACE_WAIT_FUTURE, 0, 0, 0);
+	feed(3100, MAIN, RECORD_WAIT_END, 0, OPTRACE_WAIT_FUTURE, 0, 0, 0);
+	feed(4000, MAIN, RECORD_OP_BEGIN, 4, 0, 0, MEAN, SITE);
+	feed(4010, MAIN, RECORD_OP_END, 4, OPTRACE_STATUS_ERROR, 0, 0, 0);
+	profile_finish(&profile);
+	ck_assert_int_eq(report_builder_finish(&builder, &profile), 0);
+}
+
+static __attribute__((noinline)) char *print_report(bool show_helpers)
+{
+	struct stat_print_options options = { .show_helpers = show_helpers };
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+
+	stat_print(out, &builder.snapshot, &options);
+	fclose(out);
+	return text;
+}
+
+/* Item 4: per operation its tasks' time, helpers' in; ranked by the larger. */
+START_TEST(test_report_work_per_operation)
+{
+	struct op_summary *s;
+	size_t count;
+
+	feed_fallbacks();
+	count = stat_summarize_ops(&builder.snapshot, PID, &s);
+	ck_assert_uint_eq(count, 4);
+	/* median: 1040 ns of call, 1000 of its helper's task */
+	ck_assert_uint_eq(s[0].name, MEDIAN);
+	ck_assert_uint_eq(s[0].latency.total_ns, 1040);
+	ck_assert_uint_eq(s[0].work.task_ns, 1000);
+	ck_assert_uint_eq(s[0].work.task_runs, 1);
+	/* the helper (1020 ns of call) knows its own */
+	ck_assert_uint_eq(s[1].name, SORT);
+	ck_assert_uint_eq(s[1].depth, 1);
+	ck_assert_uint_eq(s[1].work.task_ns, 1000);
+	ck_assert(s[1].work_known);
+	/* the user's sort: a 10 ns call, ranked by its 500 ns task, above mean's 10 ns */
+	ck_assert_uint_eq(s[2].name, SORT);
+	ck_assert_uint_eq(s[2].depth, 0);
+	ck_assert_uint_eq(s[2].latency.total_ns, 10);
+	ck_assert_uint_eq(s[2].work.task_ns, 500);
+	ck_assert_uint_eq(stat_summary_cost(&s[2]), 500);
+	ck_assert_uint_eq(s[3].name, MEAN);
+	stat_summaries_free(s, count);
+	report_builder_free(&builder);
+}
+END_TEST
+
+/* Items 4 and 5: waits inside a helper count under the user's call; tables alike. */
+START_TEST(test_report_tables_group_alike)
+{
+	struct stat_group *g;
+	size_t count;
+	char *plain, *split;
+
+	feed_fallbacks();
+	count = stat_group(&builder.snapshot, PID, STAT_WAITS, false, &g);
+	ck_assert_uint_eq(count, 2);
+	ck_assert_uint_eq(g[0].root_name, MEDIAN); /* 1000 ns, inside median's helper */
+	ck_assert_uint_eq(g[0].op_name, 0);
+	ck_assert_uint_eq(g[1].root_name, 0); /* 100 ns, outside */
+	stat_groups_free(g, count);
+	count = stat_group(&builder.snapshot, PID, STAT_WAITS, true, &g);
+	ck_assert_uint_eq(g[0].op_name, SORT);
+	stat_groups_free(g, count);
+	count = stat_group(&builder.snapshot, PID, STAT_FALLBACKS, false, &g);
+	ck_assert_uint_eq(count, 2);
+	for (size_t i = 0; i < count; i++) {
+		ck_assert_uint_eq(g[i].name, SORT);
+		ck_assert_uint_eq(g[i].count, 1);
+	}
+	ck_assert_uint_eq(g[0].root_name | g[1].root_name, MEDIAN);
+	stat_groups_free(g, count);
+	count = stat_group(&builder.snapshot, PID, STAT_TASKS, false, &g);
+	ck_assert_uint_eq(count, 2);
+	ck_assert_uint_eq(g[0].root_name, MEDIAN);
+	ck_assert_uint_eq(g[0].op_name, 0);
+	stat_groups_free(g, count);
+	count = stat_group(&builder.snapshot, PID, STAT_TASKS, true, &g);
+	ck_assert_uint_eq(g[0].op_name, SORT);
+	stat_groups_free(g, count);
+
+	plain = print_report(false);
+	split = print_report(true);
+	ck_assert_msg(strstr(plain, "\nmedian via sort ") && strstr(plain, "\nsort      "), "%s",
+		      plain);
+	ck_assert_msg(strstr(plain, "\nfuture       median       ") &&
+			      strstr(plain, "\nfuture       (outside operations)"),
+		      "%s", plain);
+	ck_assert_msg(!strstr(plain, "fallback median via sort"), "%s", plain);
+	ck_assert_msg(strstr(split, "fallback median via sort"), "%s", split);
+	ck_assert_msg(strstr(split, "\nfuture       median via sort "), "%s", split);
+	free(plain);
+	free(split);
+	report_builder_free(&builder);
+}
+END_TEST
+
+/* Item 6: exact percentiles, modes in words. */
+START_TEST(test_report_values_exact_and_plain)
+{
+	char *text;
+
+	feed_fallbacks();
+	text = print_report(false);
+	/* median's one call: 1040 ns exactly; nothing is a bound */
+	ck_assert_msg(strstr(text, "\nmedian ") && strstr(strstr(text, "\nmedian "), " 1.04us "),
+		      "%s", text);
+	ck_assert_msg(!strstr(text, "<="), "%s", text);
+	ck_assert_msg(strstr(text, "  fallback=1\n"), "%s", text);
+	ck_assert_msg(strstr(text, "  not announced=1\n"), "%s", text);
+	ck_assert_msg(strstr(text, "  mixed:helpers=1\n"), "%s", text);
+	ck_assert_msg(!strstr(text, "unset") && !strstr(text, "fallback:fallback"), "%s", text);
+	free(text);
+	report_builder_free(&builder);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("profile");
@@ -352,6 +519,9 @@ int main(void)
 	tcase_add_test(tc, test_report_groups_by_call_site);
 	tcase_add_test(tc, test_runs_past_the_points_and_huge_counts);
 	tcase_add_test(tc, test_missed_ends_are_closed_where_found);
+	tcase_add_test(tc, test_report_work_per_operation);
+	tcase_add_test(tc, test_report_tables_group_alike);
+	tcase_add_test(tc, test_report_values_exact_and_plain);
 	suite_add_tcase(suite, tc);
 
 	return run_suite(suite);

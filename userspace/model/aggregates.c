@@ -29,6 +29,12 @@ const char *stat_loss_name(int loss)
 
 void stat_snapshot_free(struct stat_snapshot *snapshot)
 {
+	for (size_t i = 0; i < snapshot->op_count; i++)
+		durations_free(snapshot->ops[i].durations);
+	for (size_t i = 0; i < snapshot->task_count; i++)
+		durations_free(snapshot->tasks[i].durations);
+	for (size_t i = 0; i < snapshot->wait_count; i++)
+		durations_free(snapshot->waits[i].durations);
 	for (size_t i = 0; i < snapshot->string_count; i++)
 		free(snapshot->strings[i].text);
 	for (size_t i = 0; i < snapshot->more_loss_count; i++)
@@ -92,26 +98,38 @@ void latency_merge(struct latency *into, const struct latency *from)
 
 double latency_percentile(const struct latency *latency, double p)
 {
-	double rank = p * (double)latency->count, seen = 0, value;
+	double rank = p * (double)latency->count, seen = 0, high;
 
 	if (!latency->count)
 		return 0;
+	if (latency->min_ns == latency->max_ns)
+		return (double)latency->max_ns;
 	for (int i = 0; i < STAT_HIST_SLOTS; i++) {
-		double low = i ? (double)(1ULL << i) : 0, high = (double)(1ULL << (i + 1));
-
-		if (!latency->hist[i] || seen + (double)latency->hist[i] < rank) {
-			seen += (double)latency->hist[i];
+		seen += (double)latency->hist[i];
+		if (!latency->hist[i] || seen < rank)
 			continue;
-		}
-		value = low + (high - low) * (rank - seen) / (double)latency->hist[i];
-		/* The bucket is coarse; the true extremes are known. */
-		if (value < (double)latency->min_ns)
-			value = (double)latency->min_ns;
-		if (value > (double)latency->max_ns)
-			value = (double)latency->max_ns;
-		return value;
+		/* Slot i holds [2^i, 2^(i+1)); the last, anything longer. */
+		high = i + 1 < STAT_HIST_SLOTS ? (double)(1ULL << (i + 1))
+					       : (double)latency->max_ns;
+		return high < (double)latency->max_ns ? high : (double)latency->max_ns;
 	}
 	return (double)latency->max_ns;
+}
+
+struct stat_quantile stat_quantile(const struct latency *latency, struct durations *durations,
+				   double p)
+{
+	struct stat_quantile q = { .precision = STAT_AT_MOST };
+
+	if (durations && durations->count) {
+		q.ns = durations_quantile(durations, p);
+		q.precision = durations_exact(durations) ? STAT_EXACT : STAT_WITHIN;
+		return q;
+	}
+	q.ns = latency_percentile(latency, p);
+	if (latency->count && latency->min_ns == latency->max_ns)
+		q.precision = STAT_EXACT;
+	return q;
 }
 
 const char *stat_string(const struct stat_snapshot *snapshot, __u32 tgid, __u64 address,
@@ -193,10 +211,25 @@ int stat_reason_slot(int reason)
 								  : OPTRACE_MODE_REASON__COUNT;
 }
 
+/* stat: the work of the operations the user called, from the task table. */
+static void work_from_tasks(const struct stat_snapshot *snapshot, __u32 tgid, struct op_summary *s)
+{
+	s->work_known = s->depth == 0;
+	for (size_t i = 0; s->work_known && i < snapshot->task_count; i++) {
+		const struct task_row *row = &snapshot->tasks[i];
+
+		if (row->key.tgid != tgid || row->key.root_name != s->name)
+			continue;
+		s->work.task_ns += row->latency.total_ns;
+		s->work.task_runs += row->latency.count;
+	}
+}
+
 size_t stat_summarize_ops(const struct stat_snapshot *snapshot, __u32 tgid, struct op_summary **out)
 {
 	struct op_summary *summaries = calloc(snapshot->op_count + 1, sizeof(*summaries));
 	size_t count = 0;
+	int err = 0;
 
 	for (size_t i = 0; summaries && i < snapshot->op_count; i++) {
 		const struct op_row *row = &snapshot->ops[i];
@@ -223,22 +256,209 @@ size_t stat_summarize_ops(const struct stat_snapshot *snapshot, __u32 tgid, stru
 			s->depth = row->key.depth;
 		}
 		latency_merge(&s->latency, &row->latency);
+		err = err ?: durations_merge(&s->durations, row->durations);
+		s->work.task_ns += row->work.task_ns;
+		s->work.task_runs += row->work.task_runs;
+		s->work.gpu_ns += row->work.gpu_ns;
 		s->modes[stat_mode_slot(row->key.mode)] += row->latency.count;
 		s->reasons[stat_mode_slot(row->key.mode)][stat_reason_slot(row->key.mode_reason)] +=
 			row->latency.count;
 		if (row->key.status != OPTRACE_STATUS_OK)
 			s->errors += row->latency.count;
 	}
+	for (size_t i = 0; i < count; i++) {
+		if (snapshot->work_per_op)
+			summaries[i].work_known = true;
+		else
+			work_from_tasks(snapshot, tgid, &summaries[i]);
+		/* Without its durations a percentile is the histogram's bound. */
+		if (err) {
+			durations_free(summaries[i].durations);
+			summaries[i].durations = NULL;
+		}
+	}
+	if (count)
+		qsort(summaries, count, sizeof(*summaries), stat_compare_summaries);
 	*out = summaries;
 	return summaries ? count : 0;
 }
 
-/* Slowest first: what the user wants to see first. */
+void stat_summaries_free(struct op_summary *summaries, size_t count)
+{
+	for (size_t i = 0; summaries && i < count; i++)
+		durations_free(summaries[i].durations);
+	free(summaries);
+}
+
+__u64 stat_summary_cost(const struct op_summary *s)
+{
+	__u64 cost = s->latency.total_ns;
+
+	if (s->work.task_ns > cost)
+		cost = s->work.task_ns;
+	if (s->work.gpu_ns > cost)
+		cost = s->work.gpu_ns;
+	return cost;
+}
+
+/* What the user waits for longest first; then by name, for a stable order. */
 int stat_compare_summaries(const void *a, const void *b)
 {
 	const struct op_summary *x = a, *y = b;
+	__u64 cx = stat_summary_cost(x), cy = stat_summary_cost(y);
 
+	if (cx != cy)
+		return cx > cy ? -1 : 1;
 	if (x->latency.total_ns != y->latency.total_ns)
 		return x->latency.total_ns > y->latency.total_ns ? -1 : 1;
 	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* ---- the other tables, grouped ----------------------------------------------- */
+
+/* Row i of table as a group of its own (split or not: op_name is the caller's to drop). */
+static bool row_group(const struct stat_snapshot *snapshot, enum stat_table table, size_t i,
+		      __u32 tgid, struct stat_group *g, struct durations **durations)
+{
+	memset(g, 0, sizeof(*g));
+	*durations = NULL;
+	switch (table) {
+	case STAT_TASKS: {
+		const struct task_row *row = &snapshot->tasks[i];
+
+		if (row->key.tgid != tgid)
+			return false;
+		*g = (struct stat_group){ .name = row->key.name,
+					  .kind = row->key.variant,
+					  .root_name = row->key.root_name,
+					  .op_name = row->key.op_name,
+					  .latency = row->latency };
+		*durations = row->durations;
+		return true;
+	}
+	case STAT_LAUNCHES: {
+		const struct launch_row *row = &snapshot->launches[i];
+
+		if (row->key.tgid != tgid)
+			return false;
+		*g = (struct stat_group){ .name = row->key.name,
+					  .root_name = row->key.root_name,
+					  .op_name = row->key.op_name,
+					  .count = row->stats.count,
+					  .points = row->stats.points };
+		return true;
+	}
+	case STAT_WAITS: {
+		const struct wait_row *row = &snapshot->waits[i];
+
+		if (row->key.tgid != tgid)
+			return false;
+		*g = (struct stat_group){ .kind = row->key.kind,
+					  .root_name = row->key.root_name,
+					  .op_name = row->key.op_name,
+					  .latency = row->latency };
+		*durations = row->durations;
+		return true;
+	}
+	case STAT_FALLBACKS: {
+		const struct fallback_row *row = &snapshot->fallbacks[i];
+
+		if (row->key.tgid != tgid)
+			return false;
+		*g = (struct stat_group){ .name = row->key.name,
+					  .kind = row->key.reason,
+					  .root_name = row->key.root_name,
+					  .detail = row->key.detail,
+					  .count = row->count };
+		return true;
+	}
+	}
+	return false;
+}
+
+static size_t table_rows(const struct stat_snapshot *snapshot, enum stat_table table)
+{
+	switch (table) {
+	case STAT_TASKS:
+		return snapshot->task_count;
+	case STAT_LAUNCHES:
+		return snapshot->launch_count;
+	case STAT_WAITS:
+		return snapshot->wait_count;
+	case STAT_FALLBACKS:
+		return snapshot->fallback_count;
+	}
+	return 0;
+}
+
+static bool same_group(const struct stat_group *a, const struct stat_group *b)
+{
+	return a->name == b->name && a->kind == b->kind && a->root_name == b->root_name &&
+	       a->op_name == b->op_name && a->detail == b->detail;
+}
+
+static __u64 group_weight(const struct stat_group *g)
+{
+	return g->latency.count ? g->latency.total_ns : g->count;
+}
+
+static int compare_groups(const void *a, const void *b)
+{
+	const struct stat_group *x = a, *y = b;
+	__u64 wx = group_weight(x), wy = group_weight(y);
+
+	if (wx != wy)
+		return wx > wy ? -1 : 1;
+	if (x->root_name != y->root_name)
+		return x->root_name < y->root_name ? -1 : 1;
+	if (x->op_name != y->op_name)
+		return x->op_name < y->op_name ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+size_t stat_group(const struct stat_snapshot *snapshot, __u32 tgid, enum stat_table table,
+		  bool split, struct stat_group **out)
+{
+	size_t rows = table_rows(snapshot, table), count = 0;
+	struct stat_group *groups = calloc(rows + 1, sizeof(*groups));
+	int err = 0;
+
+	for (size_t i = 0; groups && i < rows; i++) {
+		struct durations *durations;
+		struct stat_group g, *into = NULL;
+
+		if (!row_group(snapshot, table, i, tgid, &g, &durations))
+			continue;
+		if (!split && table != STAT_FALLBACKS)
+			g.op_name = 0;
+		for (size_t j = 0; j < count && !into; j++) {
+			if (same_group(&groups[j], &g))
+				into = &groups[j];
+		}
+		if (!into) {
+			into = &groups[count++];
+			*into = g;
+			into->latency = (struct latency){ 0 };
+			into->count = into->points = 0;
+		}
+		latency_merge(&into->latency, &g.latency);
+		into->count += g.count;
+		into->points += g.points;
+		err = err ?: durations_merge(&into->durations, durations);
+	}
+	for (size_t i = 0; err && i < count; i++) {
+		durations_free(groups[i].durations);
+		groups[i].durations = NULL;
+	}
+	if (count)
+		qsort(groups, count, sizeof(*groups), compare_groups);
+	*out = groups;
+	return groups ? count : 0;
+}
+
+void stat_groups_free(struct stat_group *groups, size_t count)
+{
+	for (size_t i = 0; groups && i < count; i++)
+		durations_free(groups[i].durations);
+	free(groups);
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The aggregates of `optrace stat` as read from the kernel, summed over CPUs,
- * and what is derived from them: percentiles, per-operation summaries, the
- * roll-up of helpers into the operations the user called. Pure C: the unit
- * tests build snapshots by hand.
+ * The aggregates of `optrace stat` as read from the kernel, summed over CPUs
+ * (or built from a capture's profile, for `report`), and what is derived from
+ * them: percentiles, per-operation summaries ranked by what the user waits
+ * for, and every table grouped alike: by the operation the user called,
+ * helpers rolled in, or split by helper. Pure C: the unit tests build
+ * snapshots by hand.
  */
 #ifndef OPTRACE_STAT_MODEL_H
 #define OPTRACE_STAT_MODEL_H
@@ -15,15 +17,35 @@
 #include <stdio.h>
 
 #include "bpf/aggregates.h"
+#include "model/durations.h"
 
+/*
+ * What an operation's calls set going, their helpers' included: the time
+ * their task points ran (summed over the workers) and the device time of
+ * the GPU work they launched.
+ */
+struct op_work {
+	__u64 task_ns;
+	__u64 task_runs;
+	__u64 gpu_ns;
+};
+
+/*
+ * Rows are a kernel map's key and value, then what only userspace fills
+ * (zero from the kernel): report's work per operation and every duration,
+ * for exact percentiles (owned, or NULL: the log2 histogram only).
+ */
 struct op_row {
 	struct op_key key;
 	struct latency latency;
+	struct op_work work;
+	struct durations *durations;
 };
 
 struct task_row {
 	struct task_key key;
 	struct latency latency;
+	struct durations *durations;
 };
 
 struct launch_row {
@@ -39,15 +61,17 @@ struct fallback_row {
 struct wait_row {
 	struct wait_key key;
 	struct latency latency;
+	struct durations *durations;
 };
 
 struct string_row {
 	struct string_key key;
 	struct string_value value;
 	/*
-	 * The whole text, "..." included when it was cut, where value.text is
-	 * too short for it (optrace report: a capture keeps 127 bytes of a
-	 * name, the kernel's aggregates 63); owned, or NULL.
+	 * The whole text, "..." included when it was cut (optrace report: a
+	 * capture keeps 127 bytes of a name, as many as the kernel's
+	 * aggregates, so that stat and report cut and count the same names);
+	 * owned, or NULL.
 	 */
 	char *text;
 };
@@ -89,6 +113,13 @@ struct stat_snapshot {
 	size_t more_loss_count;
 	/* What else is lost, in words, for the lost line (e.g. a capture cut short); or NULL. */
 	const char *lost_note;
+	/*
+	 * report: each op row's work is its own (from the profile), GPU time
+	 * too where has_gpu. stat: the work of the operations the user called
+	 * is summed from the task table; a helper's is not known.
+	 */
+	bool work_per_op;
+	bool has_gpu;
 };
 
 void stat_snapshot_free(struct stat_snapshot *snapshot);
@@ -99,8 +130,28 @@ int stat_add_loss(struct stat_snapshot *snapshot, const char *name, __u64 value)
 /* Adds from into into: counts, sums, extremes and histograms. */
 void latency_merge(struct latency *into, const struct latency *from);
 
-/* The p-th quantile (0..1) in ns, interpolated within its log2 bucket. */
+/*
+ * The p-th quantile (0..1) in ns as the log2 histogram bounds it: the top of
+ * its bucket (clamped to the true max), which the true value is at most and
+ * more than half of; exact when every duration was the same.
+ */
 double latency_percentile(const struct latency *latency, double p);
+
+/* How near a quantile is to the true value. */
+enum stat_precision {
+	STAT_EXACT,   /* every duration kept (report) */
+	STAT_WITHIN,  /* a fine histogram: within 0.4% (report, past DURATIONS_EXACT_MAX) */
+	STAT_AT_MOST, /* the log2 histogram's bound (stat): at most this, more than half */
+};
+
+struct stat_quantile {
+	double ns;
+	enum stat_precision precision;
+};
+
+/* The p-th quantile of a row: from its durations where kept, else its histogram. */
+struct stat_quantile stat_quantile(const struct latency *latency, struct durations *durations,
+				   double p);
 
 /*
  * The name at address in process tgid: "(unknown)" for 0, "(unreadable)"
@@ -124,17 +175,52 @@ struct op_summary {
 	__u64 callsite;
 	__u32 depth;
 	struct latency latency;
+	struct durations *durations; /* owned; NULL: the histogram only */
+	struct op_work work;
+	bool work_known;		      /* false: a helper's in stat */
 	__u64 modes[OPTRACE_MODE__COUNT + 1]; /* the last: never announced */
 	__u64 reasons[OPTRACE_MODE__COUNT + 1][OPTRACE_MODE_REASON__COUNT + 1];
 	__u64 errors;
 };
 
-/* The summaries of process tgid's operations (*out, to free()); their count. */
+/*
+ * The summaries of process tgid's operations (*out, to stat_summaries_free()),
+ * most time first (stat_compare_summaries); their count.
+ */
 size_t stat_summarize_ops(const struct stat_snapshot *snapshot, __u32 tgid,
 			  struct op_summary **out);
+void stat_summaries_free(struct op_summary *summaries, size_t count);
 
-/* qsort() order of summaries: the most time first. */
+/* What a user waits for, at most: the larger of the calls' time, their tasks' and GPU's. */
+__u64 stat_summary_cost(const struct op_summary *summary);
+
+/* qsort() order of summaries: the largest cost first. */
 int stat_compare_summaries(const void *a, const void *b);
+
+/*
+ * The task, launch, wait or fallback rows of process tgid, grouped as the
+ * tables print them: by the operation the user called (root_name), helpers
+ * rolled in; with split, also by the helper (op_name, 0: the root itself).
+ * A fallback is always the helper's that fell back (name), under its root.
+ */
+enum stat_table { STAT_TASKS, STAT_LAUNCHES, STAT_WAITS, STAT_FALLBACKS };
+
+struct stat_group {
+	__u64 name;		/* task; fallback: the operation that fell back; wait: 0 */
+	__u32 kind;		/* task: variant; wait: kind; fallback: reason */
+	__u64 root_name;	/* 0: not known, or (waits) outside operations */
+	__u64 op_name;		/* the helper, or 0 */
+	__u64 detail;		/* fallback */
+	struct latency latency; /* tasks and waits */
+	struct durations *durations;
+	__u64 count; /* launches and fallbacks */
+	__u64 points;
+};
+
+/* The groups (*out, to stat_groups_free()), most time or count first; their count. */
+size_t stat_group(const struct stat_snapshot *snapshot, __u32 tgid, enum stat_table table,
+		  bool split, struct stat_group **out);
+void stat_groups_free(struct stat_group *groups, size_t count);
 
 /* Slots of modes[] and reasons[]: out-of-range values share the last. */
 int stat_mode_slot(int mode);

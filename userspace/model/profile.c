@@ -444,7 +444,7 @@ static int task_launch(struct profile *profile, const struct record_event *event
 		task->op->pending++;
 	if (profile->consumer.task_launch)
 		profile->consumer.task_launch(profile->consumer.ctx, profile, event->tgid,
-					      task->name, task->root_name, task->points);
+					      task->name, task->op, task->root_name, task->points);
 	return 0;
 }
 
@@ -502,6 +502,10 @@ static void finish_run(struct profile *profile, struct profile_run *run, uint64_
 		op->points[run->variant]++;
 		for (struct profile_op *a = op; a; a = a->parent)
 			a->tree_points[run->variant]++;
+	}
+	for (struct profile_op *a = op; a; a = a->parent) {
+		a->tree_runs++;
+		a->tree_task_ns += run->end_ns - run->begin_ns;
 	}
 	if (profile->consumer.task_run)
 		profile->consumer.task_run(profile->consumer.ctx, profile, run);
@@ -571,6 +575,15 @@ static void task_end(struct profile *profile, const struct record_event *event)
 	end_run(profile, match, event->timestamp);
 }
 
+static bool on_stack(const struct profile_thread *thread, const struct profile_op *op)
+{
+	for (size_t i = 0; op && i < thread->depth; i++) {
+		if (thread->stack[i] == op)
+			return true;
+	}
+	return false;
+}
+
 static void wait_begin(struct profile *profile, const struct record_event *event)
 {
 	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
@@ -582,9 +595,13 @@ static void wait_begin(struct profile *profile, const struct record_event *event
 	thread->wait.tid = event->tid;
 	thread->wait.kind = (int)event->wait.kind;
 	thread->wait.begin_ns = event->timestamp;
+	/* Inside the operations open on this thread: the user's call, and the innermost. */
 	if (thread->depth) {
 		thread->wait.root = thread->stack[0];
 		thread->wait.root_name = thread->stack[0]->root_name;
+		thread->wait.op = thread->stack[thread->depth - 1];
+		if (thread->wait.op->depth)
+			thread->wait.op_name = thread->wait.op->name;
 	}
 }
 
@@ -597,6 +614,11 @@ static void wait_end(struct profile *profile, const struct record_event *event)
 		return;
 	}
 	thread->wait.end_ns = event->timestamp;
+	/* Operations that ended meanwhile (an end lost or misordered) are gone. */
+	if (!on_stack(thread, thread->wait.op))
+		thread->wait.op = NULL;
+	if (!on_stack(thread, thread->wait.root))
+		thread->wait.root = NULL;
 	if (profile->consumer.wait)
 		profile->consumer.wait(profile->consumer.ctx, profile, &thread->wait);
 	thread->wait.begin_ns = 0;

@@ -48,6 +48,9 @@ struct profile_op {
 	/* Task points that ran, per variant: its own, and its own plus its helpers'. */
 	uint32_t points[OPTRACE_VARIANT__COUNT];
 	uint32_t tree_points[OPTRACE_VARIANT__COUNT];
+	/* Its own and its helpers' task point runs (any variant), and their time. */
+	uint64_t tree_runs;
+	uint64_t tree_task_ns;
 	/* GPU activity it launched (itself or through its tasks), and with its helpers'. */
 	uint64_t gpu_ns;
 	uint32_t gpu_count;
@@ -105,6 +108,8 @@ struct profile_wait {
 	uint64_t end_ns;
 	const struct profile_op *root; /* NULL outside operations */
 	uint64_t root_name;
+	const struct profile_op *op; /* the innermost operation open, or NULL */
+	uint64_t op_name;	     /* its name if it is a helper (depth > 0), else 0 */
 };
 
 struct profile;
@@ -117,8 +122,10 @@ struct profile_consumer {
 	void (*op_done)(void *ctx, const struct profile *profile, const struct profile_op *op);
 	/* A task point ran (run->op and run->root are still alive). */
 	void (*task_run)(void *ctx, const struct profile *profile, const struct profile_run *run);
+	/* op: the operation that launched it (NULL: not captured), root_name its root's. */
 	void (*task_launch)(void *ctx, const struct profile *profile, uint32_t tgid,
-			    uint64_t task_name, uint64_t root_name, uint32_t points);
+			    uint64_t task_name, const struct profile_op *op, uint64_t root_name,
+			    uint32_t points);
 	void (*wait)(void *ctx, const struct profile *profile, const struct profile_wait *wait);
 	void (*fallback)(void *ctx, const struct profile *profile, const struct profile_op *op);
 	void (*rt_init)(void *ctx, const struct profile *profile, uint32_t tgid, int rank,

@@ -63,7 +63,9 @@ nomem:
 		 &(builder)->snapshot.counter, sizeof(*(builder)->snapshot.array), &(key), \
 		 sizeof(key), (key).tgid)
 
-static void record_latency(struct latency *latency, uint64_t duration_ns, uint64_t self_ns)
+/* One duration into a row: its histogram, and the duration itself for exact percentiles. */
+static void record_latency(struct report_builder *builder, struct latency *latency,
+			   struct durations **durations, uint64_t duration_ns, uint64_t self_ns)
 {
 	struct latency one = { .count = 1,
 			       .total_ns = duration_ns,
@@ -76,6 +78,8 @@ static void record_latency(struct latency *latency, uint64_t duration_ns, uint64
 		slot++;
 	one.hist[slot] = 1;
 	latency_merge(latency, &one);
+	if (durations_add(durations, duration_ns))
+		builder->error = -ENOMEM;
 }
 
 static void on_op_done(void *ctx, const struct profile *profile, const struct profile_op *op)
@@ -100,9 +104,14 @@ static void on_op_done(void *ctx, const struct profile *profile, const struct pr
 	row = FIND(builder, TABLE_OPS, ops, op_count, key);
 
 	(void)profile;
-	if (row)
-		record_latency(&row->latency, duration,
-			       duration > op->child_ns ? duration - op->child_ns : 0);
+	if (!row)
+		return;
+	record_latency(builder, &row->latency, &row->durations, duration,
+		       duration > op->child_ns ? duration - op->child_ns : 0);
+	/* What it set going, its helpers' included: all is known once it is done. */
+	row->work.task_ns += op->tree_task_ns;
+	row->work.task_runs += op->tree_runs;
+	row->work.gpu_ns += op->tree_gpu_ns;
 }
 
 static void on_task_run(void *ctx, const struct profile *profile, const struct profile_run *run)
@@ -113,20 +122,26 @@ static void on_task_run(void *ctx, const struct profile *profile, const struct p
 		.variant = (__u32)run->variant,
 		.name = run->task_name,
 		.root_name = run->root_name,
+		/* Launched by a helper, not by the operation the user called. */
+		.op_name = run->op && run->op->depth ? run->op->name : 0,
 	};
 	struct task_row *row = FIND(builder, TABLE_TASKS, tasks, task_count, key);
 
 	(void)profile;
 	if (row)
-		record_latency(&row->latency, run->end_ns - run->begin_ns,
+		record_latency(builder, &row->latency, &row->durations, run->end_ns - run->begin_ns,
 			       run->end_ns - run->begin_ns);
 }
 
 static void on_task_launch(void *ctx, const struct profile *profile, uint32_t tgid,
-			   uint64_t task_name, uint64_t root_name, uint32_t points)
+			   uint64_t task_name, const struct profile_op *op, uint64_t root_name,
+			   uint32_t points)
 {
 	struct report_builder *builder = ctx;
-	struct launch_key key = { .tgid = tgid, .name = task_name, .root_name = root_name };
+	struct launch_key key = { .tgid = tgid,
+				  .name = task_name,
+				  .root_name = root_name,
+				  .op_name = op && op->depth ? op->name : 0 };
 	struct launch_row *row = FIND(builder, TABLE_LAUNCHES, launches, launch_count, key);
 
 	(void)profile;
@@ -144,6 +159,8 @@ static void on_fallback(void *ctx, const struct profile *profile, const struct p
 		.reason = (__u32)op->fallback_reason,
 		.name = op->name,
 		.detail = op->fallback_detail,
+		/* A helper's: under the operation the user called, as every table. */
+		.root_name = op->depth ? op->root_name : 0,
 	};
 	struct fallback_row *row = FIND(builder, TABLE_FALLBACKS, fallbacks, fallback_count, key);
 
@@ -157,13 +174,14 @@ static void on_wait(void *ctx, const struct profile *profile, const struct profi
 	struct report_builder *builder = ctx;
 	struct wait_key key = { .tgid = wait->tgid,
 				.kind = (__u32)wait->kind,
-				.root_name = wait->root_name };
+				.root_name = wait->root_name,
+				.op_name = wait->op_name };
 	struct wait_row *row = FIND(builder, TABLE_WAITS, waits, wait_count, key);
 
 	(void)profile;
 	if (row)
-		record_latency(&row->latency, wait->end_ns - wait->begin_ns,
-			       wait->end_ns - wait->begin_ns);
+		record_latency(builder, &row->latency, &row->durations,
+			       wait->end_ns - wait->begin_ns, wait->end_ns - wait->begin_ns);
 }
 
 static void on_gpu(void *ctx, const struct profile *profile, const struct profile_gpu *gpu)
@@ -198,6 +216,8 @@ int report_builder_finish(struct report_builder *builder, const struct profile *
 
 	if (builder->error || builder->gpu.error)
 		return builder->error ?: builder->gpu.error;
+	snapshot->work_per_op = true;
+	snapshot->has_gpu = profile->gpu != NULL;
 	snapshot->strings = calloc(profile->strings.count + 1, sizeof(*snapshot->strings));
 	if (!snapshot->strings)
 		return -ENOMEM;

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * From a capture's profile to the aggregates `optrace stat` prints: the same
- * tables, computed in userspace from every event instead of in the kernel.
+ * tables, computed in userspace from every event instead of in the kernel,
+ * and more: each operation row's work (its task points' and GPU time, its
+ * helpers' included) and every duration, for exact percentiles (8 bytes a
+ * duration, up to DURATIONS_EXACT_MAX a row: model/durations.h).
  */
 #ifndef OPTRACE_REPORT_H
 #define OPTRACE_REPORT_H

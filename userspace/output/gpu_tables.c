@@ -45,9 +45,15 @@ void gpu_report_print(FILE *out, struct gpu_report *report, const struct profile
 		return;
 	gpu_report_sort(report);
 	print_summary(out, report, profile);
-	if (report->ops.count)
+	if (report->ops.count) {
 		fprintf(out, "%-40s %-9s %8s %7s %7s %12s %12s %12s\n", "OPERATION", "VARIANT",
 			"KERNELS", "COPIES", "MEMSETS", "GPU(ms)", "MAX(us)", "BYTES");
+		fprintf(out,
+			"# device time per operation the user called%s and variant of the "
+			"task that launched (-: the operation's own thread); MAX: the longest "
+			"activity; BYTES: copied or set\n",
+			report->show_helpers ? " (ROOT via HELPER: launched by a helper)" : "");
+	}
 	for (size_t i = 0; i < report->ops.count; i++) {
 		const struct gpu_report_row *row = &report->ops.rows[i];
 		char name[256], helper[256], both[520];
@@ -55,7 +61,7 @@ void gpu_report_print(FILE *out, struct gpu_report *report, const struct profile
 		/* Names come from the traced process: one line a row, no escapes. */
 		printable_text(row->name, name, sizeof(name));
 		if (row->op)
-			snprintf(both, sizeof(both), "%s > %s", name,
+			snprintf(both, sizeof(both), "%s via %s", name,
 				 printable_text(row->op, helper, sizeof(helper)));
 		fprintf(out, "%-40s %-9s %8llu %7llu %7llu %12.3f %12.1f %12llu\n",
 			row->op ? both : name, variant_name(row->variant),
@@ -63,9 +69,11 @@ void gpu_report_print(FILE *out, struct gpu_report *report, const struct profile
 			(unsigned long long)row->memsets, row->gpu_ns / 1e6, row->max_ns / 1e3,
 			(unsigned long long)row->bytes);
 	}
-	if (report->kernels.count)
+	if (report->kernels.count) {
 		fprintf(out, "\n%-40s %8s %12s %12s  %s\n", "KERNEL", "CALLS", "GPU(ms)",
 			"MEAN(us)", "OPERATION");
+		fprintf(out, "# device time per kernel name and operation the user called\n");
+	}
 	for (size_t i = 0; i < report->kernels.count; i++) {
 		const struct gpu_report_row *row = &report->kernels.rows[i];
 		char name[256], op[256];

@@ -1,14 +1,63 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* `optrace stat`'s report of a snapshot, as text or as JSON. */
+/*
+ * `optrace stat`'s report of a snapshot, as text (JSON: stat_json.c). Every
+ * table groups its rows by the operation the user called, helpers rolled
+ * in; --show-helpers splits them by helper, named "ROOT via HELPER".
+ */
 #include <optrace/abi.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "output/json.h"
 #include "output/stat_print.h"
+#include "output/stat_print_internal.h"
 
 #define MAX_PROCESSES 1024
 
+const char *stat_print_duration(struct stat_quantile q, char *buffer, size_t size)
+{
+	static const struct {
+		double scale;
+		const char *unit;
+	} units[] = { { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" }, { 1, "ns" } };
+	const char *prefix = q.precision == STAT_AT_MOST  ? "<="
+			     : q.precision == STAT_WITHIN ? "~"
+							  : "";
+	size_t u = 0;
+	double value;
+
+	while (u + 1 < sizeof(units) / sizeof(units[0]) && q.ns < units[u].scale)
+		u++;
+	value = q.ns / units[u].scale;
+	if (units[u].scale == 1 || value >= 100)
+		snprintf(buffer, size, "%s%.0f%s", prefix, value, units[u].unit);
+	else
+		snprintf(buffer, size, "%s%.*f%s", prefix, value >= 10 ? 1 : 2, value,
+			 units[u].unit);
+	return buffer;
+}
+
+const char *stat_print_label(const struct stat_snapshot *snapshot, __u32 tgid, __u64 root,
+			     __u64 helper, char *buffer, size_t size)
+{
+	char name[2][STAT_TEXT_MAX];
+
+	stat_string(snapshot, tgid, root, name[0], sizeof(name[0]));
+	if (!helper) {
+		snprintf(buffer, size, "%s", name[0]);
+		return buffer;
+	}
+	if (helper == STAT_OP_NOT_SEEN) {
+		/* stat counted the run before its launch: launched by it or a helper. */
+		snprintf(buffer, size, "%s (launch not seen)", name[0]);
+		return buffer;
+	}
+	stat_string(snapshot, tgid, helper, name[1], sizeof(name[1]));
+	snprintf(buffer, size, "%s via %s", name[0], name[1]);
+	return buffer;
+}
+
+/* "mode:reason=calls, ...": the reason only where it adds to the mode. */
 static void format_modes(const struct op_summary *s, char *buffer, size_t size)
 {
 	size_t used = 0;
@@ -16,21 +65,31 @@ static void format_modes(const struct op_summary *s, char *buffer, size_t size)
 	buffer[0] = '\0';
 	for (int m = 0; m <= OPTRACE_MODE__COUNT; m++) {
 		for (int r = 0; r <= OPTRACE_MODE_REASON__COUNT; r++) {
-			if (!s->reasons[m][r] || used >= size)
+			unsigned long long calls = s->reasons[m][r];
+			const char *sep = used ? ", " : "";
+
+			if (!calls || used >= size)
 				continue;
-			used += (size_t)snprintf(
-				buffer + used, size - used, "%s%s:%s=%llu", used ? " " : "",
-				m < OPTRACE_MODE__COUNT ? optrace_mode_name(m) : "unset",
-				optrace_mode_reason_name(r), (unsigned long long)s->reasons[m][r]);
+			if (m == OPTRACE_MODE__COUNT)
+				used += (size_t)snprintf(buffer + used, size - used,
+							 "%snot announced=%llu", sep, calls);
+			else if (r == OPTRACE_MODE_REASON_NONE ||
+				 (m == OPTRACE_MODE_FALLBACK && r == OPTRACE_MODE_REASON_FALLBACK))
+				used += (size_t)snprintf(buffer + used, size - used, "%s%s=%llu",
+							 sep, optrace_mode_name(m), calls);
+			else
+				used += (size_t)snprintf(buffer + used, size - used, "%s%s:%s=%llu",
+							 sep, optrace_mode_name(m),
+							 optrace_mode_reason_name(r), calls);
 		}
 	}
 }
 
 static void print_op_line(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
-			  const struct op_summary *s, int indent)
+			  struct op_summary *s, int indent)
 {
 	char name[STAT_TEXT_MAX], safe[STAT_TEXT_MAX], column[STAT_TEXT_MAX + 2 * STAT_STACK_MAX];
-	char modes[STAT_TEXT_MAX + 256];
+	char modes[STAT_TEXT_MAX + 256], task[32] = "-", gpu[32] = "", p50[32], p99[32];
 
 	stat_string(snapshot, tgid, s->name, name, sizeof(name));
 	snprintf(column, sizeof(column), "%*s%s", indent * 2, "",
@@ -44,26 +103,31 @@ static void print_op_line(FILE *out, const struct stat_snapshot *snapshot, __u32
 		snprintf(modes + used, sizeof(modes) - used, "  @ %s",
 			 printable_text(site, safe_site, sizeof(safe_site)));
 	}
-	fprintf(out, "%-32s %8llu %8llu %8llu %8llu %8llu %6llu %11.3f %11.3f %10.1f %10.1f  %s\n",
-		column, (unsigned long long)s->latency.count,
+	if (s->work_known)
+		snprintf(task, sizeof(task), "%.3f", s->work.task_ns / 1e6);
+	if (snapshot->has_gpu)
+		snprintf(gpu, sizeof(gpu), " %10.3f", s->work.gpu_ns / 1e6);
+	stat_print_duration(stat_quantile(&s->latency, s->durations, 0.50), p50, sizeof(p50));
+	stat_print_duration(stat_quantile(&s->latency, s->durations, 0.99), p99, sizeof(p99));
+	fprintf(out, "%-28s %7llu %10.3f %10s%s %9s %9s %10.3f %5llu %8llu %5llu %8llu %6llu  %s\n",
+		column, (unsigned long long)s->latency.count, s->latency.total_ns / 1e6, task, gpu,
+		p50, p99, s->latency.self_ns / 1e6,
 		(unsigned long long)s->modes[OPTRACE_MODE_EAGER],
 		(unsigned long long)s->modes[OPTRACE_MODE_DEFERRED],
 		(unsigned long long)s->modes[OPTRACE_MODE_MIXED],
 		(unsigned long long)s->modes[OPTRACE_MODE_FALLBACK], (unsigned long long)s->errors,
-		s->latency.total_ns / 1e6, s->latency.self_ns / 1e6,
-		latency_percentile(&s->latency, 0.50) / 1e3,
-		latency_percentile(&s->latency, 0.99) / 1e3, modes);
+		modes);
 }
 
 /* The helpers called under parent, within the tree of the root operation. */
 static void print_helpers(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
-			  const struct op_summary *summaries, size_t count,
+			  struct op_summary *summaries, size_t count,
 			  const struct op_summary *parent, __u64 root_name, int indent)
 {
 	if (indent > STAT_STACK_MAX)
 		return;
 	for (size_t i = 0; i < count; i++) {
-		const struct op_summary *s = &summaries[i];
+		struct op_summary *s = &summaries[i];
 
 		if (s->depth != parent->depth + 1 || s->parent_name != parent->name ||
 		    s->root_name != root_name)
@@ -73,6 +137,13 @@ static void print_helpers(FILE *out, const struct stat_snapshot *snapshot, __u32
 	}
 }
 
+/* How exact a table's percentiles are, for its legend. */
+static const char *precision_words(const struct stat_snapshot *snapshot)
+{
+	return snapshot->work_per_op ? "exact (~X: within 0.4%)"
+				     : "<=X: at most X (the kernel keeps log2 buckets)";
+}
+
 static void print_ops_text(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
 			   const struct stat_print_options *options)
 {
@@ -80,11 +151,21 @@ static void print_ops_text(FILE *out, const struct stat_snapshot *snapshot, __u3
 	size_t count = stat_summarize_ops(snapshot, tgid, &summaries);
 	__u64 orphans = 0;
 
-	if (count) /* summaries is NULL when out of memory */
-		qsort(summaries, count, sizeof(*summaries), stat_compare_summaries);
-	fprintf(out, "%-32s %8s %8s %8s %8s %8s %6s %11s %11s %10s %10s  %s\n", "OPERATION",
-		"COUNT", "EAGER", "DEFERRED", "MIXED", "FALLBACK", "ERRORS", "TOTAL(ms)",
-		"SELF(ms)", "P50(us)", "P99(us)", "MODE:REASON=COUNT");
+	fprintf(out, "%-28s %7s %10s %10s%s %9s %9s %10s %5s %8s %5s %8s %6s  %s\n", "OPERATION",
+		"CALLS", "CALL(ms)", "TASK(ms)", snapshot->has_gpu ? "    GPU(ms)" : "", "P50",
+		"P99", "SELF(ms)", "EAGER", "DEFERRED", "MIXED", "FALLBACK", "ERRORS",
+		"MODE:REASON=CALLS");
+	fprintf(out, "# CALL: time in the calls, on the calling thread; TASK: time their task "
+		     "points ran, on all workers;\n");
+	if (snapshot->has_gpu)
+		fprintf(out,
+			"# GPU: device time of the kernels, copies and memsets they launched;\n");
+	fprintf(out, "# each with their helpers' (shown indented with --show-helpers); most first "
+		     "by the larger;\n");
+	fprintf(out,
+		"# SELF: CALL less nested operations; P50, P99: of one call's CALL time, %s%s\n",
+		precision_words(snapshot),
+		snapshot->work_per_op ? "" : "; TASK -: not known to stat for a helper");
 	for (size_t i = 0; i < count; i++) {
 		if (summaries[i].depth != 0) {
 			if (!summaries[i].parent_name)
@@ -101,90 +182,111 @@ static void print_ops_text(FILE *out, const struct stat_snapshot *snapshot, __u3
 			"(%llu helper calls of operations that began before optrace attached "
 			"are not shown)\n",
 			(unsigned long long)orphans);
-	free(summaries);
+	stat_summaries_free(summaries, count);
 }
 
 static void print_fallbacks_text(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid)
 {
-	char name[STAT_TEXT_MAX], detail[STAT_TEXT_MAX], safe[2][STAT_TEXT_MAX];
-	bool header = false;
+	char label[2 * STAT_TEXT_MAX + 8], detail[STAT_TEXT_MAX], safe[2][2 * STAT_TEXT_MAX + 8];
+	struct stat_group *groups;
+	size_t count = stat_group(snapshot, tgid, STAT_FALLBACKS, true, &groups);
 
-	for (size_t i = 0; i < snapshot->fallback_count; i++) {
-		const struct fallback_row *row = &snapshot->fallbacks[i];
+	if (count) {
+		fprintf(out, "\n%-32s %-22s %8s  %s\n", "FALLBACK", "REASON", "COUNT", "DETAIL");
+		fprintf(out,
+			"# reference paths run, per operation the user called "
+			"(ROOT via HELPER: a helper it called fell back), reason and detail\n");
+	}
+	for (size_t i = 0; i < count; i++) {
+		const struct stat_group *g = &groups[i];
 
-		if (row->key.tgid != tgid)
-			continue;
-		if (!header) {
-			fprintf(out, "\n%-32s %-22s %8s  %s\n", "FALLBACK", "REASON", "COUNT",
-				"DETAIL");
-			header = true;
-		}
+		/* Under the operation the user called; the one that fell back named. */
+		if (g->root_name)
+			stat_print_label(snapshot, tgid, g->root_name, g->name, label,
+					 sizeof(label));
+		else
+			stat_string(snapshot, tgid, g->name, label, sizeof(label));
 		fprintf(out, "%-32s %-22s %8llu  %s\n",
+			printable_text(label, safe[0], sizeof(safe[0])),
+			optrace_fallback_reason_name((int)g->kind), (unsigned long long)g->count,
 			printable_text(
-				stat_string(snapshot, tgid, row->key.name, name, sizeof(name)),
-				safe[0], sizeof(safe[0])),
-			optrace_fallback_reason_name((int)row->key.reason),
-			(unsigned long long)row->count,
-			printable_text(stat_string(snapshot, tgid, row->key.detail, detail,
-						   sizeof(detail)),
-				       safe[1], sizeof(safe[1])));
+				stat_string(snapshot, tgid, g->detail, detail, sizeof(detail)),
+				safe[1], sizeof(safe[1])));
 	}
+	stat_groups_free(groups, count);
 }
 
-static void print_tasks_text(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid)
+static void print_tasks_text(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
+			     const struct stat_print_options *options)
 {
-	char name[STAT_TEXT_MAX], root[STAT_TEXT_MAX], safe[2][STAT_TEXT_MAX];
-	bool header = false;
+	char name[STAT_TEXT_MAX], label[2 * STAT_TEXT_MAX + 8], p50[32], p99[32];
+	char safe[2][2 * STAT_TEXT_MAX + 8];
+	struct stat_group *groups;
+	size_t count = stat_group(snapshot, tgid, STAT_TASKS, options->show_helpers, &groups);
 
-	for (size_t i = 0; i < snapshot->task_count; i++) {
-		const struct task_row *row = &snapshot->tasks[i];
-
-		if (row->key.tgid != tgid)
-			continue;
-		if (!header) {
-			fprintf(out, "\n%-24s %-8s %-24s %8s %11s %10s %10s\n", "TASK", "VARIANT",
-				"OPERATION", "RUNS", "TOTAL(ms)", "P50(us)", "P99(us)");
-			header = true;
-		}
-		fprintf(out, "%-24s %-8s %-24s %8llu %11.3f %10.1f %10.1f\n",
-			printable_text(
-				stat_string(snapshot, tgid, row->key.name, name, sizeof(name)),
-				safe[0], sizeof(safe[0])),
-			optrace_variant_name((int)row->key.variant),
-			printable_text(
-				stat_string(snapshot, tgid, row->key.root_name, root, sizeof(root)),
-				safe[1], sizeof(safe[1])),
-			(unsigned long long)row->latency.count, row->latency.total_ns / 1e6,
-			latency_percentile(&row->latency, 0.50) / 1e3,
-			latency_percentile(&row->latency, 0.99) / 1e3);
+	if (count) {
+		fprintf(out, "\n%-24s %-8s %-32s %8s %11s %9s %9s\n", "TASK", "VARIANT",
+			"OPERATION", "RUNS", "TOTAL(ms)", "P50", "P99");
+		fprintf(out,
+			"# RUNS: task points run; TOTAL: their run time on all workers; OPERATION: "
+			"the one the user called%s;\n# P50, P99: of one run, %s\n",
+			options->show_helpers ? " (ROOT via HELPER: launched by a helper)" : "",
+			precision_words(snapshot));
 	}
+	for (size_t i = 0; i < count; i++) {
+		struct stat_group *g = &groups[i];
+
+		stat_print_label(snapshot, tgid, g->root_name, g->op_name, label, sizeof(label));
+		fprintf(out, "%-24s %-8s %-32s %8llu %11.3f %9s %9s\n",
+			printable_text(stat_string(snapshot, tgid, g->name, name, sizeof(name)),
+				       safe[0], sizeof(safe[0])),
+			optrace_variant_name((int)g->kind),
+			printable_text(label, safe[1], sizeof(safe[1])),
+			(unsigned long long)g->latency.count, g->latency.total_ns / 1e6,
+			stat_print_duration(stat_quantile(&g->latency, g->durations, 0.50), p50,
+					    sizeof(p50)),
+			stat_print_duration(stat_quantile(&g->latency, g->durations, 0.99), p99,
+					    sizeof(p99)));
+	}
+	stat_groups_free(groups, count);
 }
 
-static void print_waits_text(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid)
+static void print_waits_text(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
+			     const struct stat_print_options *options)
 {
-	char root[STAT_TEXT_MAX], safe[STAT_TEXT_MAX];
-	bool header = false;
+	char label[2 * STAT_TEXT_MAX + 8], safe[2 * STAT_TEXT_MAX + 8], p50[32], p99[32];
+	struct stat_group *groups;
+	size_t count = stat_group(snapshot, tgid, STAT_WAITS, options->show_helpers, &groups);
 
-	for (size_t i = 0; i < snapshot->wait_count; i++) {
-		const struct wait_row *row = &snapshot->waits[i];
-
-		if (row->key.tgid != tgid)
-			continue;
-		if (!header) {
-			fprintf(out, "\n%-12s %-24s %8s %11s %10s\n", "WAIT", "OPERATION", "COUNT",
-				"TOTAL(ms)", "P99(us)");
-			header = true;
-		}
-		fprintf(out, "%-12s %-24s %8llu %11.3f %10.1f\n",
-			optrace_wait_kind_name((int)row->key.kind),
-			row->key.root_name
-				? printable_text(stat_string(snapshot, tgid, row->key.root_name,
-							     root, sizeof(root)),
-						 safe, sizeof(safe))
-				: "(outside operations)",
-			(unsigned long long)row->latency.count, row->latency.total_ns / 1e6,
-			latency_percentile(&row->latency, 0.99) / 1e3);
+	if (count) {
+		fprintf(out, "\n%-12s %-32s %8s %11s %9s %9s\n", "WAIT", "OPERATION", "COUNT",
+			"TOTAL(ms)", "P50", "P99");
+		fprintf(out,
+			"# the calling thread blocked, per kind and the operation the user called "
+			"that was open%s;\n# (outside operations): between calls, as when reading "
+			"a result (what it waited for is TASK time above); P50, P99: of one wait, "
+			"%s\n",
+			options->show_helpers ? " (ROOT via HELPER: in a helper)" : "",
+			precision_words(snapshot));
 	}
+	for (size_t i = 0; i < count; i++) {
+		struct stat_group *g = &groups[i];
+
+		if (g->root_name || g->op_name)
+			stat_print_label(snapshot, tgid, g->root_name, g->op_name, label,
+					 sizeof(label));
+		else
+			snprintf(label, sizeof(label), "(outside operations)");
+		fprintf(out, "%-12s %-32s %8llu %11.3f %9s %9s\n",
+			optrace_wait_kind_name((int)g->kind),
+			printable_text(label, safe, sizeof(safe)),
+			(unsigned long long)g->latency.count, g->latency.total_ns / 1e6,
+			stat_print_duration(stat_quantile(&g->latency, g->durations, 0.50), p50,
+					    sizeof(p50)),
+			stat_print_duration(stat_quantile(&g->latency, g->durations, 0.99), p99,
+					    sizeof(p99)));
+	}
+	stat_groups_free(groups, count);
 }
 
 static void print_losses_text(FILE *out, const struct stat_snapshot *snapshot)
@@ -220,162 +322,6 @@ static void print_losses_text(FILE *out, const struct stat_snapshot *snapshot)
 	fprintf(out, "%s\n", any ? "" : " nothing");
 }
 
-/* ---- JSON ---- */
-
-static void json_name(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid, __u64 address)
-{
-	char buffer[STAT_TEXT_MAX];
-
-	if (!address)
-		fputs("null", out);
-	else
-		json_string(out, stat_string(snapshot, tgid, address, buffer, sizeof(buffer)));
-}
-
-static void json_latency(FILE *out, const struct latency *latency)
-{
-	fprintf(out,
-		"\"count\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,\"min_ns\":%llu,\"max_ns\":%llu,"
-		"\"p50_ns\":%.0f,\"p99_ns\":%.0f",
-		(unsigned long long)latency->count, (unsigned long long)latency->total_ns,
-		(unsigned long long)latency->self_ns, (unsigned long long)latency->min_ns,
-		(unsigned long long)latency->max_ns, latency_percentile(latency, 0.50),
-		latency_percentile(latency, 0.99));
-}
-
-static void print_ops_json(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid)
-{
-	struct op_summary *summaries;
-	size_t count = stat_summarize_ops(snapshot, tgid, &summaries);
-
-	if (count) /* summaries is NULL when out of memory */
-		qsort(summaries, count, sizeof(*summaries), stat_compare_summaries);
-	fputs("\"operations\":[", out);
-	for (size_t i = 0; i < count; i++) {
-		const struct op_summary *s = &summaries[i];
-		bool first = true;
-
-		fprintf(out, "%s{\"name\":", i ? "," : "");
-		json_name(out, snapshot, tgid, s->name);
-		fprintf(out, ",\"depth\":%u,\"parent\":", s->depth);
-		json_name(out, snapshot, tgid, s->parent_name);
-		fputs(",\"root\":", out);
-		json_name(out, snapshot, tgid, s->root_name);
-		if (s->callsite) {
-			fputs(",\"callsite\":", out);
-			json_name(out, snapshot, tgid, s->callsite);
-		}
-		fputc(',', out);
-		json_latency(out, &s->latency);
-		fprintf(out, ",\"errors\":%llu,\"modes\":[", (unsigned long long)s->errors);
-		for (int m = 0; m <= OPTRACE_MODE__COUNT; m++) {
-			for (int r = 0; r <= OPTRACE_MODE_REASON__COUNT; r++) {
-				if (!s->reasons[m][r])
-					continue;
-				fprintf(out, "%s{\"mode\":\"%s\",\"reason\":\"%s\",\"count\":%llu}",
-					first ? "" : ",",
-					m < OPTRACE_MODE__COUNT ? optrace_mode_name(m) : "unset",
-					optrace_mode_reason_name(r),
-					(unsigned long long)s->reasons[m][r]);
-				first = false;
-			}
-		}
-		fputs("]}", out);
-	}
-	fputs("]", out);
-	free(summaries);
-}
-
-static void print_process_json(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid)
-{
-	bool first;
-
-	fprintf(out, "{\"pid\":%u,", tgid);
-	if (stat_process(snapshot, tgid)) {
-		const struct process_row *process = stat_process(snapshot, tgid);
-		char comm[17];
-
-		memcpy(comm, process->info.comm, 16);
-		comm[16] = '\0';
-		fputs("\"command\":", out);
-		json_string(out, comm);
-		fputc(',', out);
-		if (process->rank_count > 0)
-			fprintf(out, "\"rank\":%d,\"rank_count\":%d,", process->rank,
-				process->rank_count);
-	}
-	print_ops_json(out, snapshot, tgid);
-
-	fputs(",\"fallbacks\":[", out);
-	first = true;
-	for (size_t i = 0; i < snapshot->fallback_count; i++) {
-		const struct fallback_row *row = &snapshot->fallbacks[i];
-
-		if (row->key.tgid != tgid)
-			continue;
-		fprintf(out, "%s{\"operation\":", first ? "" : ",");
-		json_name(out, snapshot, tgid, row->key.name);
-		fprintf(out, ",\"reason\":\"%s\",\"count\":%llu,\"detail\":",
-			optrace_fallback_reason_name((int)row->key.reason),
-			(unsigned long long)row->count);
-		json_name(out, snapshot, tgid, row->key.detail);
-		fputc('}', out);
-		first = false;
-	}
-
-	fputs("],\"tasks\":[", out);
-	first = true;
-	for (size_t i = 0; i < snapshot->task_count; i++) {
-		const struct task_row *row = &snapshot->tasks[i];
-
-		if (row->key.tgid != tgid)
-			continue;
-		fprintf(out, "%s{\"name\":", first ? "" : ",");
-		json_name(out, snapshot, tgid, row->key.name);
-		fprintf(out, ",\"variant\":\"%s\",\"operation\":",
-			optrace_variant_name((int)row->key.variant));
-		json_name(out, snapshot, tgid, row->key.root_name);
-		fputc(',', out);
-		json_latency(out, &row->latency);
-		fputc('}', out);
-		first = false;
-	}
-
-	fputs("],\"launches\":[", out);
-	first = true;
-	for (size_t i = 0; i < snapshot->launch_count; i++) {
-		const struct launch_row *row = &snapshot->launches[i];
-
-		if (row->key.tgid != tgid)
-			continue;
-		fprintf(out, "%s{\"name\":", first ? "" : ",");
-		json_name(out, snapshot, tgid, row->key.name);
-		fputs(",\"operation\":", out);
-		json_name(out, snapshot, tgid, row->key.root_name);
-		fprintf(out, ",\"count\":%llu,\"points\":%llu}",
-			(unsigned long long)row->stats.count,
-			(unsigned long long)row->stats.points);
-		first = false;
-	}
-
-	fputs("],\"waits\":[", out);
-	first = true;
-	for (size_t i = 0; i < snapshot->wait_count; i++) {
-		const struct wait_row *row = &snapshot->waits[i];
-
-		if (row->key.tgid != tgid)
-			continue;
-		fprintf(out, "%s{\"kind\":\"%s\",\"operation\":", first ? "" : ",",
-			optrace_wait_kind_name((int)row->key.kind));
-		json_name(out, snapshot, tgid, row->key.root_name);
-		fputc(',', out);
-		json_latency(out, &row->latency);
-		fputc('}', out);
-		first = false;
-	}
-	fputs("]}", out);
-}
-
 /* " (name) rank R of N" of process tgid, as far as known; made printable. */
 static const char *process_name(const struct stat_snapshot *snapshot, __u32 tgid)
 {
@@ -395,56 +341,13 @@ static const char *process_name(const struct stat_snapshot *snapshot, __u32 tgid
 	return buffer;
 }
 
-static int compare_task_rows(const void *a, const void *b)
-{
-	const struct task_row *x = a, *y = b;
-
-	if (x->latency.total_ns != y->latency.total_ns)
-		return x->latency.total_ns > y->latency.total_ns ? -1 : 1;
-	return 0;
-}
-
-static int compare_wait_rows(const void *a, const void *b)
-{
-	const struct wait_row *x = a, *y = b;
-
-	if (x->latency.total_ns != y->latency.total_ns)
-		return x->latency.total_ns > y->latency.total_ns ? -1 : 1;
-	return 0;
-}
-
 void stat_print(FILE *out, struct stat_snapshot *snapshot, const struct stat_print_options *options)
 {
 	__u32 tgids[MAX_PROCESSES];
 	size_t count = stat_processes(snapshot, tgids, MAX_PROCESSES);
 
-	/* Where the time went, first (qsort() must not be given NULL, even for 0 rows). */
-	if (snapshot->task_count)
-		qsort(snapshot->tasks, snapshot->task_count, sizeof(*snapshot->tasks),
-		      compare_task_rows);
-	if (snapshot->wait_count)
-		qsort(snapshot->waits, snapshot->wait_count, sizeof(*snapshot->waits),
-		      compare_wait_rows);
 	if (options->json) {
-		fputs("{\"processes\":[", out);
-		for (size_t i = 0; i < count; i++) {
-			if (i)
-				fputc(',', out);
-			print_process_json(out, snapshot, tgids[i]);
-		}
-		fputs("],\"lost\":{", out);
-		for (int i = 0; i < STAT_LOSS__COUNT; i++)
-			fprintf(out, "%s\"%s\":%llu", i ? "," : "", stat_loss_name(i),
-				(unsigned long long)snapshot->losses[i]);
-		for (size_t i = 0; i < snapshot->more_loss_count; i++) {
-			fputc(',', out);
-			json_string(out, snapshot->more_losses[i].name);
-			fprintf(out, ":%llu", (unsigned long long)snapshot->more_losses[i].value);
-		}
-		fputc('}', out);
-		if (options->json_members)
-			options->json_members(out, options->json_members_ctx);
-		fputs("}\n", out);
+		stat_print_json(out, snapshot, tgids, count, options);
 		return;
 	}
 	if (!count)
@@ -454,8 +357,8 @@ void stat_print(FILE *out, struct stat_snapshot *snapshot, const struct stat_pri
 			process_name(snapshot, tgids[i]));
 		print_ops_text(out, snapshot, tgids[i], options);
 		print_fallbacks_text(out, snapshot, tgids[i]);
-		print_tasks_text(out, snapshot, tgids[i]);
-		print_waits_text(out, snapshot, tgids[i]);
+		print_tasks_text(out, snapshot, tgids[i], options);
+		print_waits_text(out, snapshot, tgids[i], options);
 	}
 	print_losses_text(out, snapshot);
 }

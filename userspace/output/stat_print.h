@@ -9,14 +9,18 @@
 #include "model/aggregates.h"
 
 struct stat_print_options {
-	bool show_helpers; /* list nested operations under their parents */
+	bool show_helpers; /* helpers under their callers; every table split by helper */
 	bool json;
 	/* JSON: more members of the top-level object, each written as ,"name":value. */
 	void (*json_members)(FILE *out, void *ctx);
 	void *json_members_ctx;
 };
 
-/* One report of every process in the snapshot (whose rows it sorts: slowest first). */
+/*
+ * One report of every process in the snapshot: each table grouped by the
+ * operation the user called (model/aggregates.h), most time first, a legend
+ * under each header.
+ */
 void stat_print(FILE *out, struct stat_snapshot *snapshot,
 		const struct stat_print_options *options);
 
