@@ -17,6 +17,7 @@
 
 #include "bpf/events.h"
 #include "capture/capture.h"
+#include "json_read.h"
 #include "legion_read.h"
 #include "testlib.h"
 
@@ -34,6 +35,56 @@ static void record_demo(const char *capture, const char *truth, const char *host
 	ck_assert_int_eq(run_command(argv, NULL, NULL, 240), 0);
 }
 
+/* CLOCK_REALTIME when capture path started recording, in ns. */
+static double capture_start(const char *path)
+{
+	struct capture_reader *reader;
+	char why[256];
+	double start;
+
+	ck_assert_msg(capture_reader_open(&reader, path, why, sizeof(why)) == 0, "%s", why);
+	start = (double)capture_reader_header(reader)->realtime_ns;
+	capture_reader_close(reader);
+	return start;
+}
+
+/*
+ * The Chrome trace of both: the second host's process begins after the
+ * first's by the time between the two recordings (each run starts within a
+ * second of its recorder).
+ */
+static void check_timeline(const char *json_path, const char *a, const char *b)
+{
+	char *text = read_file(json_path);
+	struct jv *trace = jv_parse(text);
+	const struct jv *events = trace ? jv_get(trace, "traceEvents") : NULL;
+	double first[2] = { -1, -1 }, gap_us = (capture_start(b) - capture_start(a)) / 1000;
+	double pids[2] = { 0, 0 };
+
+	ck_assert_ptr_nonnull(events);
+	for (size_t i = 0; i < events->count; i++) {
+		const struct jv *event = events->items[i];
+		double pid = jv_number(event, "pid"), ts = jv_number(event, "ts");
+		int slot;
+
+		if (strcmp(jv_string(event, "ph"), "X"))
+			continue;
+		slot = pids[0] == 0 || pids[0] == pid ? 0 : 1;
+		if (slot == 1 && pids[1] != 0 && pids[1] != pid)
+			continue; /* a third process: the second capture's --procs children */
+		pids[slot] = pid;
+		if (first[slot] < 0 || ts < first[slot])
+			first[slot] = ts;
+	}
+	ck_assert_msg(first[0] >= 0 && first[1] >= 0, "one host's slices are missing");
+	ck_assert_msg(gap_us > 500000, "the recordings were %.0f us apart", gap_us);
+	ck_assert_msg(first[1] - first[0] > gap_us - 1e6 && first[1] - first[0] < gap_us + 1e6,
+		      "second host's first slice %.0f us after the first's, recordings %.0f us apart",
+		      first[1] - first[0], gap_us);
+	jv_free(trace);
+	free(text);
+}
+
 START_TEST(test_two_hosts)
 {
 	char *a = test_path("run.a.capture"), *b = test_path("run.b.capture");
@@ -44,12 +95,15 @@ START_TEST(test_two_hosts)
 	char *report_text[] = { OPTRACE, "report", a, b, NULL };
 	char *twice[] = { OPTRACE, "report", a, a, NULL };
 	char *export[] = { OPTRACE, "export", "--legion", "-o", legion, a, b, NULL };
+	char *chrome = test_path("job.json");
+	char *export_chrome[] = { OPTRACE, "export", "--chrome", "-o", chrome, a, b, NULL };
 	struct counts truth = { 0 }, traced = { 0 };
 	char message[8192], path[512], why[256];
 	int processes;
 
 	NEED_BPF();
 	record_demo(a, truth_a, NULL, "--workload all --omp 1");
+	sleep(1); /* the hosts' recordings apart in time */
 	record_demo(b, truth_b, "optrace-node2", "--workload stats --procs 2");
 
 	/* Every operation of both runs. */
@@ -78,6 +132,10 @@ START_TEST(test_two_hosts)
 	snprintf(path, sizeof(path), "%s/prof_3.gz", legion);
 	ck_assert_msg(access(path, F_OK) != 0, "a log for a process that ran nothing");
 
+	/* One timeline: the second host's run after the first's. */
+	ck_assert_int_eq(run_command(export_chrome, NULL, NULL, 120), 0);
+	check_timeline(chrome, a, b);
+
 	/* The same process in two captures: refused, said. */
 	ck_assert_int_eq(WEXITSTATUS(run_command(twice, NULL, err_path, 60)), 1);
 	text = read_file(err_path);
@@ -94,6 +152,7 @@ START_TEST(test_two_hosts)
 	free(text_path);
 	free(err_path);
 	free(legion);
+	free(chrome);
 }
 END_TEST
 

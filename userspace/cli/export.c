@@ -37,15 +37,17 @@ static struct {
 static const char doc[] =
 	"Export the profile of capture files for Perfetto / chrome://tracing or Legion Prof.\n"
 	"\n"
-	"USAGE: optrace export --chrome -o FILE.json CAPTURE\n"
-	"       optrace export --perfetto -o FILE.pftrace CAPTURE\n"
+	"USAGE: optrace export --chrome -o FILE.json CAPTURE...\n"
+	"       optrace export --perfetto -o FILE.pftrace CAPTURE...\n"
 	"       optrace export --legion -o DIR CAPTURE...\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    optrace export --chrome -o trace.json optrace.capture   # open in ui.perfetto.dev\n"
 	"    optrace export --perfetto -o trace.pftrace long.capture # smaller, for long ones\n"
 	"    optrace export --chrome --show-helpers -o t.json run.capture\n"
-	"    optrace export --legion -o prof run.capture   # then: legion_prof prof/prof_*.gz\n"
+	"    optrace export --legion -o prof run.capture   # then: legion_prof view "
+	"prof/prof_*.gz\n"
+	"    optrace export --chrome -o job.json run.*.capture  # a job's nodes, merged\n"
 	"    optrace export --chrome -o t.json --gpu gpu.bin run.capture  # with "
 	"OPTRACE_GPU_FILE's\n"
 	"    optrace export --chrome -o t.json gpu.bin     # GPU activity alone (no eBPF there)\n";
@@ -118,10 +120,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "give the output with -o");
 		if (!env.path_count)
 			argp_error(state, "give the capture file to export");
-		if (env.chrome && env.path_count != 1)
-			argp_error(state, "--chrome exports one capture file");
-		if (env.perfetto && env.path_count != 1)
-			argp_error(state, "--perfetto exports one capture file");
 		return 0;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -181,7 +179,7 @@ static int export_timeline(void)
 	int err, fd;
 
 	profile_init(&profile, NULL);
-	err = replay_open(&replay, env.paths[0]);
+	err = replay_open_many(&replay, (const char *const *)env.paths, (size_t)env.path_count);
 	if (!err && env.gpu_file)
 		err = replay_add_gpu_file(&replay, env.gpu_file);
 	if (err)
