@@ -169,8 +169,13 @@ static void print_screen(struct stat_snapshot *snapshot)
 	printf("\033[H\033[2Joptrace top - %s - %s, every %d s (q quits)\n", stamp,
 	       env.cumulative ? "totals since start" : "this interval", env.interval_s);
 	for (line = strtok_r(text, "\n", &save); line && rows < size.ws_row - 1;
-	     line = strtok_r(NULL, "\n", &save), rows++)
+	     line = strtok_r(NULL, "\n", &save)) {
+		/* The tables' legends are stat's and report's: the screen keeps its rows. */
+		if (!strncmp(line, "# ", 2))
+			continue;
 		printf("%.*s\n", size.ws_col, line);
+		rows++;
+	}
 	free(text);
 }
 
