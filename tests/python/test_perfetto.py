@@ -88,8 +88,8 @@ class TestPerfettoSynthetic(ExportCase):
                                  points + kernels)
                 self.assertEqual(
                     sorted(name for (_, name) in perfetto.track_names),
-                    ["GPU 0 stream 7", "GPU proc 0 4243", "GPU proc 1 4244",
-                     "process 4242", "thread 4242"])
+                    ["GPU 0 stream 7", "process 4242", "thread 4242",
+                     "thread 4243", "thread 4244"])
 
     def test_one_format_one_capture(self):
         capture = self.path("small.capture")

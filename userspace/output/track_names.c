@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdio.h>
 
-#include "output/op_title.h"
 #include "output/track_names.h"
 
 /* Above any thread's (sort index 0): GPU streams come after the threads. */
@@ -16,11 +15,12 @@ const char *track_process_name(const struct profile *profile, uint32_t tgid, cha
 const char *track_thread_name(const struct profile *profile, uint32_t tgid, uint32_t tid,
 			      const struct profile_run *run, char *buffer, size_t size)
 {
-	(void)profile;
-	(void)tgid;
-	if (run)
-		snprintf(buffer, size, "%s proc %u %u", variant_title(run->variant), run->processor,
-			 tid);
+	const char *name = profile_names_thread(&profile->names, tgid, tid);
+
+	/* Its own name, as the recorder read it; not what it happened to run first. */
+	(void)run;
+	if (name && name[0])
+		snprintf(buffer, size, "%s %u", name, tid);
 	else
 		snprintf(buffer, size, "thread %u", tid);
 	return buffer;

@@ -21,8 +21,9 @@ const char *track_process_name(const struct profile *profile, uint32_t tgid, cha
 			       size_t size);
 
 /*
- * A thread, named by what first runs on it: "thread 9118" for operations
- * and waits (run NULL), "OMP proc 2 9120" for a task point's worker.
+ * A thread by its own name and tid, "optrace-demo 9118" or "omp-worker 9120"
+ * (its comm, as the recorder read it), else "thread 9118". run, the first
+ * task point it ran (or NULL), does not name it: a worker runs every variant.
  * Returns buffer.
  */
 const char *track_thread_name(const struct profile *profile, uint32_t tgid, uint32_t tid,

@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -81,6 +83,14 @@ static void *processor_main(void *arg)
 	struct launch *l;
 	uint32_t point;
 	bool last;
+	static const char *const kinds[] = {
+		[PROC_CPU] = "cpu", [PROC_OMP] = "omp", [PROC_GPU] = "gpu"
+	};
+	char name[16];
+
+	/* Named as a runtime names its threads: what ps -L and the profiles show. */
+	snprintf(name, sizeof(name), "demo-%s%u", kinds[proc->kind], proc->id);
+	prctl(PR_SET_NAME, name);
 
 	cuda_proc_bind(proc->gpu);
 	pthread_mutex_lock(&sched.lock);
@@ -146,6 +156,7 @@ int sched_start(unsigned int cpus, unsigned int omp_procs, unsigned int omp_thre
 			error_set("cannot start processor %u", i);
 			break;
 		}
+
 		sched.started++;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
