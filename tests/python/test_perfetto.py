@@ -94,11 +94,12 @@ class TestPerfettoSynthetic(ExportCase):
     def test_one_format_one_capture(self):
         capture = self.path("small.capture")
         self.run_ok([GEN_CAPTURE, capture, "1000"])
-        for argv in (["--perfetto", "--chrome"], ["--perfetto"]):
+        # Two formats: a usage error; one capture given twice: refused.
+        for argv, status in ((["--perfetto", "--chrome"], 2), (["--perfetto"], 1)):
             out = subprocess.run([OPTRACE, "export", *argv, "-o",
                                   self.path("t.pftrace"), capture, capture],
                                  capture_output=True, text=True, timeout=60)
-            self.assertEqual(out.returncode, 2, out.stderr)
+            self.assertEqual(out.returncode, status, out.stderr)
             self.assertFalse(os.path.exists(self.path("t.pftrace")))
 
 

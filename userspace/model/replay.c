@@ -128,10 +128,13 @@ static const char *boot_of(const struct replay_source *source)
 	return boot ? boot : "";
 }
 
-/* The same boot of the same host: a pid there names one process. */
+/*
+ * The same boot of the same host: a pid there names one process. Captures
+ * of before boot ids were recorded: the same host name.
+ */
 static bool same_boot(const struct replay_source *a, const struct replay_source *b)
 {
-	return boot_of(a)[0] && !strcmp(boot_of(a), boot_of(b)) &&
+	return !strcmp(boot_of(a), boot_of(b)) &&
 	       !strcmp(a->header->hostname, b->header->hostname);
 }
 
@@ -206,6 +209,16 @@ int replay_open_many(struct replay *replay, const char *const *paths, size_t cou
 		if (err) {
 			diag("%s", why);
 			return err;
+		}
+		for (size_t j = 0; j < i; j++) {
+			struct stat x, y;
+
+			if (!stat(paths[i], &x) && !stat(paths[j], &y) && x.st_dev == y.st_dev &&
+			    x.st_ino == y.st_ino) {
+				diag("%s is given twice (as %s): its processes would count twice",
+				     paths[i], paths[j]);
+				return -EINVAL;
+			}
 		}
 		if (count > 1 && gpu_index_is_file(paths[i])) {
 			diag("%s is an OPTRACE_GPU_FILE: merge it into its capture with --gpu",
