@@ -93,7 +93,10 @@ START_TEST(test_two_hosts)
 	char *err_path = test_path("err.txt"), *legion = test_path("legion"), *text;
 	char *report_json[] = { OPTRACE, "report", "--json", a, b, NULL };
 	char *report_text[] = { OPTRACE, "report", a, b, NULL };
-	char *twice[] = { OPTRACE, "report", a, a, NULL };
+	char *copy = test_path("run.a.copy.capture");
+	char *copy_argv[] = { "cp", a, copy, NULL };
+	char *twice[] = { OPTRACE, "report", a, copy, NULL };
+	char *same_file[] = { OPTRACE, "report", a, a, NULL };
 	char *export[] = { OPTRACE, "export", "--legion", "-o", legion, a, b, NULL };
 	char *chrome = test_path("job.json");
 	char *export_chrome[] = { OPTRACE, "export", "--chrome", "-o", chrome, a, b, NULL };
@@ -136,11 +139,17 @@ START_TEST(test_two_hosts)
 	ck_assert_int_eq(run_command(export_chrome, NULL, NULL, 120), 0);
 	check_timeline(chrome, a, b);
 
-	/* The same process in two captures: refused, said. */
+	/* The same process in two captures: refused, said; one file given twice too. */
+	ck_assert_int_eq(run_command(copy_argv, NULL, NULL, 60), 0);
 	ck_assert_int_eq(WEXITSTATUS(run_command(twice, NULL, err_path, 60)), 1);
 	text = read_file(err_path);
 	ck_assert_msg(strstr(text, "two tracers recorded it"), "%s", text);
 	free(text);
+	ck_assert_int_eq(WEXITSTATUS(run_command(same_file, NULL, err_path, 60)), 1);
+	text = read_file(err_path);
+	ck_assert_msg(strstr(text, "is given twice"), "%s", text);
+	free(text);
+	free(copy);
 
 	counts_free(&truth);
 	counts_free(&traced);
