@@ -22,8 +22,7 @@
 #include "testlib.h"
 
 /* Records optrace-demo ARGS into capture, as host (NULL: this one's name). */
-static void record_demo(const char *capture, const char *truth, const char *host,
-			const char *args)
+static void record_demo(const char *capture, const char *truth, const char *host, const char *args)
 {
 	char command[2048];
 	char *argv[] = { "unshare", "--uts", "sh", "-c", command, NULL };
@@ -78,9 +77,10 @@ static void check_timeline(const char *json_path, const char *a, const char *b)
 	}
 	ck_assert_msg(first[0] >= 0 && first[1] >= 0, "one host's slices are missing");
 	ck_assert_msg(gap_us > 500000, "the recordings were %.0f us apart", gap_us);
-	ck_assert_msg(first[1] - first[0] > gap_us - 1e6 && first[1] - first[0] < gap_us + 1e6,
-		      "second host's first slice %.0f us after the first's, recordings %.0f us apart",
-		      first[1] - first[0], gap_us);
+	ck_assert_msg(
+		first[1] - first[0] > gap_us - 1e6 && first[1] - first[0] < gap_us + 1e6,
+		"second host's first slice %.0f us after the first's, recordings %.0f us apart",
+		first[1] - first[0], gap_us);
 	jv_free(trace);
 	free(text);
 }
@@ -121,7 +121,8 @@ START_TEST(test_two_hosts)
 	/* Both captures and their hosts are named; one timeline. */
 	ck_assert_int_eq(run_command(report_text, text_path, NULL, 120), 0);
 	text = read_file(text_path);
-	ck_assert_msg(strstr(text, " on optrace-node2,") && strstr(text, "merged onto one timeline"),
+	ck_assert_msg(strstr(text, " on optrace-node2,") &&
+			      strstr(text, "merged onto one timeline"),
 		      "%s", text);
 	free(text);
 
@@ -185,11 +186,16 @@ static void write_host_capture(const char *path, const char *host, const char *b
 		.target = "merge", .hostname = host, .meta = meta, .meta_count = 1
 	};
 	struct record_string name = {
-		.tgid = SHARED_PID, .tid = SHARED_PID, .type = RECORD_STRING,
-		.address = NAME_ADDRESS, .text = "demo.add",
+		.tgid = SHARED_PID,
+		.tid = SHARED_PID,
+		.type = RECORD_STRING,
+		.address = NAME_ADDRESS,
+		.text = "demo.add",
 	};
 	struct record_name command = {
-		.tgid = SHARED_PID, .type = RECORD_NAME, .name = "hostapp",
+		.tgid = SHARED_PID,
+		.type = RECORD_NAME,
+		.name = "hostapp",
 	};
 	struct capture_writer *w;
 	struct timespec ts;
@@ -202,13 +208,18 @@ static void write_host_capture(const char *path, const char *host, const char *b
 	put(w, &command, sizeof(command));
 	for (int i = 0; i < ops; i++) {
 		struct record_event begin = {
-			.timestamp = now += 1000, .tgid = SHARED_PID, .tid = SHARED_PID,
+			.timestamp = now += 1000,
+			.tgid = SHARED_PID,
+			.tid = SHARED_PID,
 			.type = RECORD_OP_BEGIN,
 			.op_begin = { .op = (__u64)i + 1, .name = NAME_ADDRESS },
 		};
 		struct record_event end = {
-			.timestamp = now += 1000, .tgid = SHARED_PID, .tid = SHARED_PID,
-			.type = RECORD_OP_END, .op_end = { .op = (__u64)i + 1 },
+			.timestamp = now += 1000,
+			.tgid = SHARED_PID,
+			.tid = SHARED_PID,
+			.type = RECORD_OP_END,
+			.op_end = { .op = (__u64)i + 1 },
 		};
 
 		put(w, &begin, sizeof(begin));
