@@ -134,8 +134,7 @@ static const char *boot_of(const struct replay_source *source)
  */
 static bool same_boot(const struct replay_source *a, const struct replay_source *b)
 {
-	return !strcmp(boot_of(a), boot_of(b)) &&
-	       !strcmp(a->header->hostname, b->header->hostname);
+	return !strcmp(boot_of(a), boot_of(b)) && !strcmp(a->header->hostname, b->header->hostname);
 }
 
 static int note_pid(void *ctx, const struct capture_record *record)

@@ -240,7 +240,8 @@ static int remove_stale_logs(const struct exporter *exporter)
 		if (unlink(path)) {
 			err = err ?: -errno;
 			fprintf(stderr,
-				"optrace: cannot remove %s, an earlier export's: %s; legion_prof view "
+				"optrace: cannot remove %s, an earlier export's: %s; legion_prof "
+				"view "
 				"%s/prof_*.gz would read it with this export's logs\n",
 				path, strerror(errno), directory);
 			continue;
