@@ -348,6 +348,9 @@ $(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) $(PRO
 # Programs the integration tests trace (a runtime with a pretend GPU).
 FIXTURES := $(OUTPUT)/tests/gpu_replay $(OUTPUT)/tests/idle_threads \
 	$(OUTPUT)/tests/hostile_batch $(OUTPUT)/tests/overlap_points $(OUTPUT)/tests/dlclose_app
+# Processes `record --cuda -p` must leave alone (tests/fixtures/waiter.c): one
+# also built static, with the compiler alone (a sanitizer's runtime links no -static).
+FIXTURES += $(OUTPUT)/tests/waiter $(OUTPUT)/tests/waiter-static
 $(OUTPUT)/tests/%: tests/fixtures/%.c probes/cupti/gpufile.c $(LIBOPTRACE) \
 		$(wildcard include/optrace/*.h) | $(OUTPUT)/tests
 	$(call msg,FIXTURE,$@)
@@ -358,6 +361,14 @@ $(OUTPUT)/tests/dlclose_app: tests/fixtures/dlclose_app.c | $(OUTPUT)/tests
 	$(call msg,FIXTURE,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -ldl
 
+$(OUTPUT)/tests/waiter: tests/fixtures/waiter.c | $(OUTPUT)/tests
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $<
+
+$(OUTPUT)/tests/waiter-static: tests/fixtures/waiter.c | $(OUTPUT)/tests
+	$(call msg,FIXTURE,$@)
+	$(Q)$(firstword $(CC)) $(CFLAGS) $(WARNINGS) -static -o $@ $<
+
 # The collector end to end without a GPU: a fake libcupti.so and an application
 # that loads liboptrace-cupti as the CUDA driver would; only with the collector.
 ifneq ($(CUPTI_HEADER),)
@@ -367,12 +378,20 @@ $(FAKE_CUPTI): tests/fixtures/fake_cupti.c | $(OUTPUT)/tests
 	$(Q)$(CC) $(ALL_CFLAGS) -isystem $(CUDA_HOME)/include \
 		-isystem $(CUDA_HOME)/extras/CUPTI/include -fvisibility=hidden -shared -o $@ $<
 
-$(OUTPUT)/tests/cuda_app: tests/fixtures/cuda_app.c $(FAKE_CUPTI) $(LIBOPTRACE) | $(OUTPUT)/tests
+# The CUDA driver's name in cuda_app's mappings, in a folder where nothing else looks.
+FAKE_CUDA := $(OUTPUT)/tests/fakecuda/libcuda.so.1
+$(FAKE_CUDA): tests/fixtures/fake_cuda.c | $(OUTPUT)/tests
 	$(call msg,FIXTURE,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -L$(OUTPUT)/tests -lfakecupti -Wl,-rpath,'$$ORIGIN' \
-		$(LINK_OPTRACE) -ldl
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -shared -Wl,-soname,libcuda.so.1 -o $@ $<
 
-FIXTURES += $(FAKE_CUPTI) $(OUTPUT)/tests/cuda_app $(LIBOPTRACE_CUPTI)
+$(OUTPUT)/tests/cuda_app: tests/fixtures/cuda_app.c $(FAKE_CUPTI) $(FAKE_CUDA) $(LIBOPTRACE) \
+		| $(OUTPUT)/tests
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< -L$(OUTPUT)/tests -lfakecupti -L$(dir $(FAKE_CUDA)) \
+		-l:libcuda.so.1 -Wl,-rpath,'$$ORIGIN:$$ORIGIN/fakecuda' $(LINK_OPTRACE) -ldl
+
+FIXTURES += $(FAKE_CUPTI) $(FAKE_CUDA) $(OUTPUT)/tests/cuda_app $(LIBOPTRACE_CUPTI)
 endif
 
 tests: $(TEST_BINS) $(FIXTURES)

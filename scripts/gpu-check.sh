@@ -7,7 +7,11 @@
 # export --chrome and export --legion, and the collector's file mode
 # (OPTRACE_GPU_FILE) without a tracer. Checks that every kernel is attributed
 # to the operation that launched it (counts per op, against the truth) and
-# lies inside that op's lifetime. See docs/gpu-check.md.
+# lies inside that op's lifetime. Then the live load: `optrace record --cuda
+# -p` loads the collector into the CUDA variant started without it, records
+# its kernels, a second record finds it there, and the demo ends normally; a
+# demo without CUDA is refused and left running. See docs/gpu-check.md and
+# docs/cupti.md ("Loading the collector into a running process").
 #
 # USAGE: scripts/gpu-check.sh [OUTDIR]     (default .output/gpu-check)
 # Exit: 0 all checks passed, or SKIP (no GPU); 1 a check failed; 2 setup
@@ -129,7 +133,102 @@ step file-mode.out 60 env OPTRACE_GPU_FILE="$OUT/gpu.bin" CUDA_INJECTION64_PATH=
 step gpu-report.txt 60 "$OPTRACE" report "$OUT/gpu.bin" || exit 2
 step gpu-report.json 60 "$OPTRACE" report --json "$OUT/gpu.bin" || exit 2
 
-# ---- 4: the checks ----
+# ---- 4: the live load: optrace record --cuda -p into a running CUDA process ----
+
+# Failures of this part, one per line, which the checks below report.
+LIVE_FAILURES=$OUT/live-failures.txt
+: >"$LIVE_FAILURES"
+live_fail() {
+	say "FAIL: $*"
+	echo "$*" >>"$LIVE_FAILURES"
+}
+live_pid=
+plain_pid=
+# shellcheck disable=SC2317 # called by the trap
+end_demos() {
+	for pid in $live_pid $plain_pid; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+}
+trap end_demos EXIT
+# ends_normally PID NAME: SIGTERM, as --forever wants, then its exit status must be 0.
+ends_normally() {
+	local pid=$1 name=$2 rc
+	if ! kill -0 "$pid" 2>/dev/null; then
+		live_fail "$name did not survive (it was gone before its end)"
+		wait "$pid" 2>/dev/null
+		return
+	fi
+	kill -TERM "$pid"
+	if ! timeout 60 tail --pid="$pid" -f /dev/null; then
+		kill -KILL "$pid" 2>/dev/null
+		live_fail "$name did not end within 60 s of SIGTERM"
+	fi
+	wait "$pid"
+	rc=$?
+	[ $rc -eq 0 ] || live_fail "$name ended with status $rc after SIGTERM"
+}
+
+rm -f "$OUT/live.capture" "$OUT/live-again.capture" "$OUT/refused.capture"
+# shellcheck disable=SC2086
+env -u CUDA_INJECTION64_PATH "$DEMO" --gpus 1 --forever --pause 20 $DEMO_ARGS \
+	--truth "$OUT/truth-live.txt" >"$OUT/live-demo.out" 2>"$OUT/live-demo.err" &
+live_pid=$!
+for _ in $(seq 300); do
+	grep -q '/libcuda\.so' "/proc/$live_pid/maps" 2>/dev/null && break
+	sleep 0.1
+done
+if ! grep -q '/libcuda\.so' "/proc/$live_pid/maps" 2>/dev/null; then
+	live_fail "the demo (--gpus 1 --forever) never mapped libcuda within 30 s"
+elif grep -q '/liboptrace-cupti\.so' "/proc/$live_pid/maps"; then
+	say "setup: the demo has the collector already: is CUDA_INJECTION64_PATH set elsewhere?"
+	exit 2
+else
+	sleep 1 # kernels before the load too
+	# shellcheck disable=SC2086 # $SUDO: a command, or nothing
+	step live-record.out 120 $SUDO "$OPTRACE" record -v --cuda -p "$live_pid" -d 8 \
+		-o "$OUT/live.capture" || live_fail "optrace record --cuda -p failed"
+	grep -q 'Loaded liboptrace-cupti into process' "$OUT/live-record.out.err" ||
+		live_fail "optrace record --cuda -p did not say it loaded the collector"
+	grep -q '/liboptrace-cupti\.so' "/proc/$live_pid/maps" 2>/dev/null ||
+		live_fail "the collector is not in the demo after the load"
+	say "live load: $(grep -o 'loaded liboptrace-cupti.*' "$OUT/live-record.out.err" | head -n 1)"
+	# The collector is there now (dormant since the first record left): it goes on.
+	# shellcheck disable=SC2086
+	step live-again.out 60 $SUDO "$OPTRACE" record --cuda -p "$live_pid" -d 4 \
+		-o "$OUT/live-again.capture" || live_fail "a second optrace record --cuda -p failed"
+	if grep -q 'Loaded liboptrace-cupti' "$OUT/live-again.out.err"; then
+		live_fail "the second record loaded the collector again"
+	fi
+	$SUDO chown "$(id -u):$(id -g)" "$OUT/live.capture" "$OUT/live-again.capture" 2>/dev/null
+	step live-report.json 60 "$OPTRACE" report --json "$OUT/live.capture" ||
+		live_fail "report --json of the live capture failed"
+	step live-again.json 60 "$OPTRACE" report --json "$OUT/live-again.capture" ||
+		live_fail "report --json of the second live capture failed"
+fi
+ends_normally "$live_pid" "the demo loaded into"
+live_pid=
+
+# A process without CUDA (the demo on CPUs): refused, left running.
+"$DEMO" --forever --pause 20 -w stats -s 10000 -q >/dev/null 2>&1 &
+plain_pid=$!
+sleep 1
+echo "+ $SUDO $OPTRACE record --cuda -p $plain_pid -d 1" >>"$LOG"
+# shellcheck disable=SC2086
+timeout --kill-after=10 60 $SUDO "$OPTRACE" record -q --cuda -p "$plain_pid" -d 1 \
+	-o "$OUT/refused.capture" >"$OUT/refused.out" 2>&1
+rc=$?
+cat "$OUT/refused.out" >>"$LOG"
+if [ $rc -ne 1 ] || ! grep -q 'does not use CUDA' "$OUT/refused.out"; then
+	live_fail "record --cuda -p of a demo without CUDA: exit $rc, not refused as such"
+fi
+if grep -q '/liboptrace-cupti\.so' "/proc/$plain_pid/maps" 2>/dev/null; then
+	live_fail "the demo without CUDA was left with the collector"
+fi
+ends_normally "$plain_pid" "the demo without CUDA"
+plain_pid=
+
+# ---- 5: the checks ----
 
 echo "+ checks" >>"$LOG"
 "$PYTHON" - "$OUT" "$TOL_NS" <<'EOF' 2>&1 | tee -a "$LOG"
@@ -364,6 +463,46 @@ elif sections:
         print(f"file mode: {have} {what} in gpu.bin, the truth says {want}")
         if want != have:
             fail(f"file mode: {have} {what} in gpu.bin, the truth says {want}")
+
+# ---- the live load: kernels recorded after the load, attributed to ops ----
+
+
+def check_live(name, what):
+    doc = load_json(os.path.join(out, name), what)
+    sections = gpu_sections(doc) if doc is not None else []
+    if doc is not None and not sections:
+        fail(f"{what}: no GPU activity after the live load")
+        return
+    if not sections:
+        return
+    rows, outside, unlaunched = report_by_op(sections)
+    kernels = sum(gpu.get("kernels", 0) or 0 for gpu in sections)
+    # Task points begun before the tracer came, and launches just before
+    # CUPTI was armed, are outside or unlaunched: a few at the start only.
+    loose = outside + unlaunched
+    print(f"{what}: {kernels} kernels, {outside} outside any operation, "
+          f"{unlaunched} without a recorded launch")
+    if kernels == 0:
+        fail(f"{what}: no kernel recorded after the live load")
+    elif loose > max(4, kernels // 20):
+        fail(f"{what}: {loose} of {kernels} kernels not attributed to an operation")
+    for (op, variant), row in rows.items():
+        # "(launched outside any operation)" and the like: counted above.
+        if variant != "gpu" and row["kernels"] and not str(op).startswith("("):
+            fail(f"{what}: {row['kernels']} kernels of {op} under variant {variant}")
+
+
+if os.path.exists(os.path.join(out, "live-report.json")):
+    print()
+    check_live("live-report.json", "live load (record --cuda -p)")
+    check_live("live-again.json", "live load, second record (collector there)")
+try:
+    with open(os.path.join(out, "live-failures.txt")) as f:
+        for line in f:
+            if line.strip():
+                fail(f"live load: {line.strip()}")
+except OSError:
+    fail("live load: it did not run (no live-failures.txt)")
 
 print()
 for message in failures:

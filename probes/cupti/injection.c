@@ -8,6 +8,7 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,23 @@
 
 static struct cupti_api cupti;
 static struct gpu_collector collector;
+
+/*
+ * Why InitializeInjection() returned 0 ("" until then, and when it did not):
+ * a tracer that loaded the collector into the running process (optrace
+ * record --cuda -p) reads it from the process's memory to say why.
+ */
+EXPORT char optrace_cupti_error[256];
+
+static void __attribute__((format(printf, 1, 2))) init_failed(const char *format, ...)
+{
+	va_list args;
+
+	va_start(args, format);
+	vsnprintf(optrace_cupti_error, sizeof(optrace_cupti_error), format, args);
+	va_end(args);
+	fprintf(stderr, "optrace-cupti: %s\n", optrace_cupti_error);
+}
 
 static bool tracer_armed(void)
 {
@@ -76,14 +94,65 @@ static void *open_cupti(void)
 	return NULL;
 }
 
-#define LOAD(field, symbol)                                                 \
-	do {                                                                \
-		*(void **)&api->field = dlsym(handle, #symbol);             \
-		if (!api->field) {                                          \
-			fprintf(stderr, "optrace-cupti: no %s\n", #symbol); \
-			return -1;                                          \
-		}                                                           \
+#define LOAD(field, symbol)                                        \
+	do {                                                       \
+		*(void **)&api->field = dlsym(handle, #symbol);    \
+		if (!api->field) {                                 \
+			init_failed("no %s in libcupti", #symbol); \
+			goto fail;                                 \
+		}                                                  \
 	} while (0)
+
+static void CUPTIAPI ignore_callback(void *data, CUpti_CallbackDomain domain, CUpti_CallbackId id,
+				     const void *info)
+{
+	(void)data;
+	(void)domain;
+	(void)id;
+	(void)info;
+}
+
+/*
+ * CUPTI serves one profiler at a time: Nsight Systems, Nsight Compute,
+ * cuda-gdb or a framework's profiler holds its subscriber when there is one.
+ * Subscribing and leaving at once tells, before anything of ours is
+ * registered (staying subscribed would lock the others out while dormant).
+ */
+static int check_cupti_free(void *handle)
+{
+	CUptiResult (*subscribe_v2)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
+				    CUpti_SubscriberParams *);
+	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+	CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+	char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = "";
+	CUpti_SubscriberParams params = {
+		.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+		.subscriberName = "optrace",
+		.oldSubscriberName = holder,
+		.oldSubscriberSize = sizeof(holder),
+	};
+	CUpti_SubscriberHandle subscriber = NULL;
+	CUptiResult result;
+
+	*(void **)&subscribe_v2 = dlsym(handle, "cuptiSubscribe_v2");
+	*(void **)&subscribe = dlsym(handle, "cuptiSubscribe");
+	*(void **)&unsubscribe = dlsym(handle, "cuptiUnsubscribe");
+	if ((!subscribe_v2 && !subscribe) || !unsubscribe)
+		return 0; /* cannot tell */
+	result = subscribe_v2 ? subscribe_v2(&subscriber, ignore_callback, NULL, &params)
+			      : subscribe(&subscriber, ignore_callback, NULL);
+	if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		holder[sizeof(holder) - 1] = '\0';
+		init_failed(
+			"CUPTI is taken by another profiler%s%s%s (cuptiSubscribe: "
+			"CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED): it serves one at a time",
+			holder[0] ? " (" : "", holder, holder[0] ? ")" : "");
+		return -1;
+	}
+	if (result == CUPTI_SUCCESS)
+		unsubscribe(subscriber);
+	return 0;
+}
 
 static int load_cupti(struct cupti_api *api)
 {
@@ -91,9 +160,7 @@ static int load_cupti(struct cupti_api *api)
 	void *handle = open_cupti();
 
 	if (!handle) {
-		fprintf(stderr,
-			"optrace-cupti: cannot open libcupti (%s); set OPTRACE_CUPTI_PATH\n",
-			dlerror());
+		init_failed("cannot open libcupti (%s); set OPTRACE_CUPTI_PATH", dlerror());
 		return -1;
 	}
 	LOAD(get_version, cuptiGetVersion);
@@ -108,11 +175,17 @@ static int load_cupti(struct cupti_api *api)
 	LOAD(set_thread_id_type, cuptiSetThreadIdType);
 	/* The records are decoded with this build's layouts. */
 	if (api->get_version(&version) != CUPTI_SUCCESS || version < CUPTI_API_VERSION) {
-		fprintf(stderr, "optrace-cupti: CUPTI API version %u, built for %u or later\n",
-			version, (unsigned int)CUPTI_API_VERSION);
-		return -1;
+		init_failed("CUPTI API version %u, built for %u or later", version,
+			    (unsigned int)CUPTI_API_VERSION);
+		goto fail;
 	}
+	if (check_cupti_free(handle))
+		goto fail;
 	return 0;
+fail:
+	/* Nothing of ours is left in CUPTI: it goes as it came. */
+	dlclose(handle);
+	return -1;
 }
 
 static void at_exit(void)
@@ -135,7 +208,7 @@ static int initialize(void)
 	err = gpu_collector_init(&collector, &cupti, tracer_armed, &probes, file);
 	collector.tracers = optrace_gpu_tracers;
 	if (err) {
-		fprintf(stderr, "optrace-cupti: cannot create %s: %s\n", file, strerror(-err));
+		init_failed("cannot create %s: %s", file, strerror(-err));
 		return 0;
 	}
 	atexit(at_exit);

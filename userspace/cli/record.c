@@ -33,6 +33,7 @@
 #include "bpf/events.h"
 #include "record.skel.h"
 #include "trace/tracer.h"
+#include "trace/inject.h"
 
 #define POLL_MS 10
 #define FLUSH_MS 1000
@@ -81,6 +82,7 @@ static const char doc[] =
 	"    optrace record -o run.capture -- ./app     # a command and its children\n"
 	"    optrace record -p 1234 -d 10               # 10 s of a live process\n"
 	"    optrace record --cuda -o gpu.capture -- ./app  # with its GPU kernels\n"
+	"    optrace record --cuda -p 1234 -d 10        # loads the GPU collector into it\n"
 	"    optrace report run.capture                 # then: the profile as text\n"
 	"    optrace export --legion -o prof run.capture  # and for Legion Prof\n";
 
@@ -96,8 +98,8 @@ static const struct argp_option options[] = {
 	{ "ringbuf", OPT_RINGBUF, "MiB", 0,
 	  "Ring buffer size, a power of two (default 16): raise it if events are lost", 0 },
 	{ "cuda", OPT_CUDA, NULL, 0,
-	  "With -- COMMAND: load liboptrace-cupti into it (CUDA_INJECTION64_PATH), for its GPU "
-	  "activity",
+	  "Load liboptrace-cupti, for the GPU activity: into -- COMMAND (CUDA_INJECTION64_PATH), "
+	  "or into each running -p PID (through ptrace) that has not got it",
 	  0 },
 	{ "no-gpu", OPT_NO_GPU, NULL, 0,
 	  "Leave the optrace_gpu probes alone: liboptrace-cupti stays dormant", 0 },
@@ -473,19 +475,59 @@ static void skip_gpu_programs(struct bpf_object *obj)
 }
 
 /*
+ * --cuda -p: each running process gets the collector now, through ptrace
+ * (trace/inject.c), unless it has it already. The one named by
+ * CUDA_INJECTION64_PATH when set, else the one beside the liboptrace the
+ * process maps, else beside optrace's. A process it cannot go into is
+ * refused (said why, left running as it was) before anything is recorded.
+ */
+static int load_collector_live(void)
+{
+	const char *given = getenv("CUDA_INJECTION64_PATH");
+	char buffer[PATH_MAX], why[INJECT_WHY_SIZE];
+	const char *fallback = tracer_options.library;
+	int err;
+
+	if (!fallback)
+		fallback = default_liboptrace(buffer, sizeof(buffer));
+	for (int i = 0; i < tracer_options.pid_count; i++) {
+		pid_t pid = tracer_options.pids[i];
+
+		err = inject_cuda_collector(pid, given && *given ? given : NULL, fallback, why,
+					    sizeof(why));
+		if (err < 0) {
+			diag("--cuda: %s", why);
+			return err;
+		}
+		if (err == INJECT_ALREADY && why[0])
+			diag("--cuda: %s", why);
+		else if (err == INJECT_ALREADY && verbose)
+			diag("--cuda: process %d has liboptrace-cupti already", pid);
+		else if (err == INJECT_LOADED && verbose)
+			diag("--cuda: %s", why);
+		if (err == INJECT_LOADED && !env.quiet)
+			fprintf(stderr, "Loaded liboptrace-cupti into process %d.\n", pid);
+	}
+	return 0;
+}
+
+/*
  * --cuda: the command inherits CUDA_INJECTION64_PATH naming the GPU collector
  * installed beside liboptrace (whose probes it fires). One already set wins.
+ * Running processes (-p) get it now (load_collector_live).
  */
 static int inject_collector(void)
 {
 	char path[PATH_MAX];
 	const char *slash;
 
-	if (!tracer_options.command) {
-		diag("--cuda loads the collector into a command: give -- COMMAND "
-		     "(a running process loads it only at its start)");
+	if (tracer_options.all) {
+		diag("--cuda loads the collector into the processes of -p PID or -- COMMAND, "
+		     "not into every process (-a)");
 		return -EINVAL;
 	}
+	if (!tracer_options.command)
+		return load_collector_live();
 	if (getenv("CUDA_INJECTION64_PATH"))
 		return 0;
 	slash = strrchr(tracer_options.library, '/');
@@ -617,10 +659,11 @@ int cmd_record(int argc, char **argv)
 		}
 		if (recorder.error)
 			break;
+		if (tracer_rescan_due(elapsed_ms))
+			tracer_rescan(&tracer);
 		if (elapsed_ms % FLUSH_MS == 0) {
 			write_clock(&recorder);
 			capture_flush(recorder.writer);
-			tracer_rescan(&tracer);
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			read_losses(skel, losses);
 			if (live)
@@ -725,6 +768,10 @@ cleanup:
 		err = err ?: close_err;
 		if (!close_err && !env.quiet)
 			diag("wrote %s", env.output);
+		/* An empty capture is not a success to keep quiet about. */
+		if (!close_err && !recorder.events)
+			diag("no events were recorded: the targets made no traced call (optrace "
+			     "list -p PID shows whether a process's probes are armed)");
 	}
 	ring_buffer__free(ring);
 	record_bpf__destroy(skel);

@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * What is read of a process before a library is loaded into it (inject.h):
+ * its mappings, the dynamic symbols of the files it maps (where its
+ * loader's dlopen is), and whether it may be stopped at all. Nothing here
+ * touches the process. Then the policy of `--cuda -p`: which processes get
+ * the GPU collector, and which collector.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace/batch_read.h"
+#include "trace/inject.h"
+#include "trace/targets.h"
+
+/* One line of /proc/PID/maps that maps a file. */
+struct mapping {
+	uint64_t start, end, offset;
+	char perms[5];
+	bool deleted; /* replaced on disk: read it through map_files */
+	char path[PATH_MAX];
+};
+
+typedef int (*mapping_fn)(const struct mapping *mapping, void *ctx);
+
+/* Calls fn for each file mapping of process pid until it returns non-zero (returned). */
+static int for_each_mapping(pid_t pid, mapping_fn fn, void *ctx)
+{
+	static const char deleted[] = " (deleted)";
+	char maps_path[64], *line = NULL;
+	size_t line_size = 0;
+	FILE *maps;
+	int result = 0;
+
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
+	maps = fopen(maps_path, "re");
+	if (!maps)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (!result && getline(&line, &line_size, maps) > 0) {
+		struct mapping mapping = { 0 };
+		char *path = strchr(line, '/');
+		unsigned long start, end, offset;
+		size_t length;
+
+		if (!path ||
+		    sscanf(line, "%lx-%lx %4s %lx", &start, &end, mapping.perms, &offset) != 4)
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		length = strlen(path);
+		if (length >= sizeof(deleted) &&
+		    !strcmp(path + length - (sizeof(deleted) - 1), deleted)) {
+			path[length - (sizeof(deleted) - 1)] = '\0';
+			mapping.deleted = true;
+		}
+		mapping.start = start;
+		mapping.end = end;
+		mapping.offset = offset;
+		snprintf(mapping.path, sizeof(mapping.path), "%s", path);
+		result = fn(&mapping, ctx);
+	}
+	free(line);
+	fclose(maps);
+	return result;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* A mapped file as this process can open it: through the process's root, or map_files. */
+static void openable_path(pid_t pid, const struct mapping *mapping, char *out, size_t size)
+{
+	if (mapping->deleted)
+		snprintf(out, size, "/proc/%d/map_files/%lx-%lx", pid,
+			 (unsigned long)mapping->start, (unsigned long)mapping->end);
+	else
+		snprintf(out, size, "/proc/%d/root%s", pid, mapping->path);
+}
+
+/*
+ * Dynamic symbol name in the ELF file: a function or an object, defined,
+ * not an IFUNC (calling a resolver would not call the function).
+ */
+static int find_dynsym(Elf *elf, const char *name, GElf_Sym *found)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data = elf_getdata(scn, NULL);
+		GElf_Shdr shdr;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || !data ||
+		    !shdr.sh_entsize)
+			continue;
+		for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
+			const char *symbol;
+			int type;
+
+			if (!gelf_getsym(data, (int)i, found))
+				break;
+			type = GELF_ST_TYPE(found->st_info);
+			if (found->st_shndx == SHN_UNDEF || !found->st_value ||
+			    (type != STT_FUNC && type != STT_OBJECT))
+				continue;
+			symbol = elf_strptr(elf, shdr.sh_link, found->st_name);
+			if (symbol && !strcmp(symbol, name))
+				return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static Elf *open_elf(const char *path, int *fd)
+{
+	Elf *elf;
+
+	errno = ENOEXEC;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	elf = elf_begin(*fd, ELF_C_READ, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		return elf;
+	if (elf)
+		elf_end(elf);
+	close(*fd);
+	errno = ENOEXEC;
+	return NULL;
+}
+
+int inject_file_symbol(const char *path, const char *name, uint64_t *value)
+{
+	GElf_Sym sym;
+	int fd, err;
+	Elf *elf = open_elf(path, &fd);
+
+	if (!elf)
+		return -errno;
+	err = find_dynsym(elf, name, &sym);
+	if (!err)
+		*value = sym.st_value;
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+/*
+ * Where dynamic symbol name lies in the ELF file at path, from the start of
+ * its first loaded page (the file's first mapping, of offset 0, in memory).
+ */
+static int symbol_offset(const char *path, const char *name, uint64_t *offset)
+{
+	uint64_t first_load = UINT64_MAX;
+	size_t count = 0;
+	GElf_Sym sym;
+	int fd, err;
+	Elf *elf = open_elf(path, &fd);
+
+	if (!elf)
+		return -errno;
+	err = find_dynsym(elf, name, &sym);
+	if (!err && elf_getphdrnum(elf, &count))
+		count = 0;
+	for (size_t i = 0; !err && i < count; i++) {
+		GElf_Phdr phdr;
+
+		if (gelf_getphdr(elf, (int)i, &phdr) && phdr.p_type == PT_LOAD &&
+		    phdr.p_vaddr < first_load)
+			first_load =
+				phdr.p_vaddr & ~(uint64_t)(phdr.p_align ? phdr.p_align - 1 : 0);
+	}
+	if (!err && (first_load == UINT64_MAX || sym.st_value < first_load))
+		err = -ENOEXEC;
+	if (!err)
+		*offset = sym.st_value - first_load;
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+struct symbol_search {
+	pid_t pid;
+	const char *library; /* a path, or a base name */
+	const char *name;
+	int err;
+	uint64_t address;
+};
+
+static int find_symbol_in(const struct mapping *mapping, void *ctx)
+{
+	struct symbol_search *search = ctx;
+	char path[PATH_MAX + 64];
+	uint64_t offset = 0;
+
+	if (mapping->offset ||
+	    (strchr(search->library, '/') ? strcmp(mapping->path, search->library)
+					  : strcmp(base_name(mapping->path), search->library)))
+		return 0;
+	openable_path(search->pid, mapping, path, sizeof(path));
+	search->err = symbol_offset(path, search->name, &offset);
+	search->address = mapping->start + offset;
+	return 1;
+}
+
+int inject_symbol_address(pid_t pid, const char *library, const char *name, uint64_t *address)
+{
+	struct symbol_search search = {
+		.pid = pid, .library = library, .name = name, .err = -ENOENT
+	};
+	int found = for_each_mapping(pid, find_symbol_in, &search);
+
+	if (found < 0)
+		return found;
+	if (!found)
+		return -ENOENT; /* not mapped */
+	if (!search.err)
+		*address = search.address;
+	return search.err;
+}
+
+struct maps_search {
+	const char *const *names;
+	char *path;
+	size_t size;
+};
+
+static int match_name(const struct mapping *mapping, void *ctx)
+{
+	struct maps_search *search = ctx;
+	const char *base = base_name(mapping->path);
+
+	for (const char *const *name = search->names; *name; name++) {
+		if (!strncmp(base, *name, strlen(*name))) {
+			if (search->path)
+				snprintf(search->path, search->size, "%s", mapping->path);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+bool inject_maps(pid_t pid, const char *const *names, char *path, size_t size)
+{
+	struct maps_search search = { .names = names, .path = path, .size = size };
+
+	return for_each_mapping(pid, match_name, &search) == 1;
+}
+
+int inject_find_loader(pid_t pid, struct inject_loader *loader)
+{
+	/* glibc 2.34+ and musl: dlopen in the C library; before: libdl's, else libc's own. */
+	static const struct {
+		const char *library, *dlopen, *dlerror, *dlclose;
+	} places[] = {
+		{ "libc.so", "dlopen", "dlerror", "dlclose" },
+		{ "libdl.so", "dlopen", "dlerror", "dlclose" },
+		{ "ld-musl-", "dlopen", "dlerror", "dlclose" },
+		{ "libc.musl-", "dlopen", "dlerror", "dlclose" },
+		{ "libc.so", "__libc_dlopen_mode", NULL, "__libc_dlclose" },
+	};
+	int err = -ENOENT;
+
+	memset(loader, 0, sizeof(*loader));
+	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+		const char *const names[] = { places[i].library, NULL };
+		char path[PATH_MAX];
+
+		if (!inject_maps(pid, names, path, sizeof(path)))
+			continue;
+		err = inject_symbol_address(pid, path, places[i].dlopen, &loader->dlopen);
+		if (err == -ESRCH)
+			return err;
+		if (err)
+			continue;
+		if (places[i].dlerror)
+			inject_symbol_address(pid, path, places[i].dlerror, &loader->dlerror);
+		inject_symbol_address(pid, path, places[i].dlclose, &loader->dlclose);
+		snprintf(loader->found_in, sizeof(loader->found_in), "%s in %s", places[i].dlopen,
+			 path);
+		return 0;
+	}
+	return err == -ESRCH ? err : -ENOENT;
+}
+
+/* The fields of /proc/PID/status that say whether it may be stopped. */
+struct process_status {
+	char name[64];
+	char state;
+	int seccomp;
+	pid_t tracer;
+	uid_t uid;
+};
+
+static int read_status(pid_t pid, struct process_status *status)
+{
+	char path[64], line[256];
+	FILE *file;
+
+	memset(status, 0, sizeof(*status));
+	status->seccomp = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	file = fopen(path, "re");
+	if (!file)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), file)) {
+		unsigned int uid;
+
+		if (!strncmp(line, "Name:", 5))
+			sscanf(line + 5, " %63[^\n]", status->name);
+		else if (!strncmp(line, "State:", 6))
+			sscanf(line + 6, " %c", &status->state);
+		else if (!strncmp(line, "Seccomp:", 8))
+			sscanf(line + 8, "%d", &status->seccomp);
+		else if (!strncmp(line, "TracerPid:", 10))
+			sscanf(line + 10, "%d", &status->tracer);
+		else if (sscanf(line, "Uid: %u", &uid) == 1)
+			status->uid = uid;
+	}
+	fclose(file);
+	return 0;
+}
+
+/* 64 if the process's executable is a 64-bit ELF file, 32, or 0 when unknown. */
+static int exe_class(pid_t pid)
+{
+	unsigned char ident[EI_NIDENT];
+	char path[64];
+	int fd, bits = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (read(fd, ident, sizeof(ident)) == (ssize_t)sizeof(ident) &&
+	    !memcmp(ident, ELFMAG, SELFMAG))
+		bits = ident[EI_CLASS] == ELFCLASS64 ? 64 : ident[EI_CLASS] == ELFCLASS32 ? 32 : 0;
+	close(fd);
+	return bits;
+}
+
+static int yama_scope(void)
+{
+	FILE *file = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	int scope = 0;
+
+	if (!file)
+		return 0;
+	if (fscanf(file, "%d", &scope) != 1)
+		scope = 0;
+	fclose(file);
+	return scope;
+}
+
+int inject_check(pid_t pid, char *why, size_t size)
+{
+	static const char *const loaders[] = { "ld-linux", "ld-musl", "ld.so", NULL };
+	struct process_status status;
+	char tracer[64];
+	int err;
+
+#if !defined(__x86_64__)
+	snprintf(why, size,
+		 "loading a library into a running process is done on x86-64 only; process %d "
+		 "is left untouched",
+		 pid);
+	return -ENOTSUP;
+#endif
+	err = read_status(pid, &status);
+	if (err) {
+		snprintf(why, size, "no process %d", pid);
+		return err;
+	}
+	if (status.seccomp > 0) {
+		snprintf(
+			why, size,
+			"process %d (%s) runs in seccomp %s mode (Seccomp: %d in /proc/%d/status): "
+			"a system call that loading a library makes could kill it, so it is left "
+			"untouched",
+			pid, status.name, status.seccomp == 1 ? "strict" : "filter", status.seccomp,
+			pid);
+		return -EPERM;
+	}
+	if (status.state == 'T' || status.state == 't') {
+		snprintf(why, size,
+			 "process %d (%s) is stopped (SIGSTOP, Ctrl-Z, or a debugger): let it run "
+			 "first; it is left untouched",
+			 pid, status.name);
+		return -EAGAIN;
+	}
+	if (status.tracer > 0) {
+		process_name(status.tracer, tracer, sizeof(tracer));
+		snprintf(why, size,
+			 "process %d (%s) is traced by process %d (%s), a debugger or strace: only "
+			 "one tracer may stop it; it is left untouched",
+			 pid, status.name, status.tracer, tracer);
+		return -EBUSY;
+	}
+	if (!inject_maps(pid, loaders, NULL, 0)) {
+		snprintf(why, size,
+			 "process %d (%s) is statically linked: it has no dynamic loader to load a "
+			 "library with; it is left untouched",
+			 pid, status.name);
+		return -ENOEXEC;
+	}
+	if (exe_class(pid) == 32) {
+		snprintf(
+			why, size,
+			"process %d (%s) is a 32-bit process: only 64-bit ones are loaded into; it "
+			"is left untouched",
+			pid, status.name);
+		return -ENOTSUP;
+	}
+	if (yama_scope() >= 3) {
+		snprintf(why, size,
+			 "cannot stop process %d (%s): kernel.yama.ptrace_scope is 3, no process "
+			 "may use ptrace on this host; it is left untouched",
+			 pid, status.name);
+		return -EPERM;
+	}
+	if (geteuid() && geteuid() != status.uid) {
+		snprintf(
+			why, size,
+			"cannot stop process %d (%s): it belongs to another user (run as root); it "
+			"is left untouched",
+			pid, status.name);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Whether /proc/PID/root/path is the file optrace knows as path (same device and inode). */
+static bool visible_in(pid_t pid, const char *path, bool same_file)
+{
+	char inside[PATH_MAX + 64];
+	struct stat here, there;
+
+	snprintf(inside, sizeof(inside), "/proc/%d/root%s", pid, path);
+	if (stat(inside, &there) || !S_ISREG(there.st_mode))
+		return false;
+	if (!same_file)
+		return true;
+	return !stat(path, &here) && here.st_dev == there.st_dev && here.st_ino == there.st_ino;
+}
+
+/* The collector to load: given, beside the process's liboptrace, or beside optrace's. */
+static int choose_collector(pid_t pid, const struct library *liboptrace, const char *given,
+			    const char *fallback, char *out, size_t out_size, char *why,
+			    size_t size)
+{
+	const char *slash = strrchr(liboptrace->mapped_path, '/');
+	char resolved[PATH_MAX];
+
+	if (given) {
+		snprintf(out, out_size, "%s", given);
+		if (given[0] == '/' && visible_in(pid, given, true))
+			return 0;
+		snprintf(why, size,
+			 "CUDA_INJECTION64_PATH=%s is not a file that process %d sees at that path "
+			 "(an absolute path; a process in a container has files of its own)",
+			 given, pid);
+		return -ENOENT;
+	}
+	if (slash) {
+		snprintf(out, out_size, "%.*s/liboptrace-cupti.so",
+			 (int)(slash - liboptrace->mapped_path), liboptrace->mapped_path);
+		if (visible_in(pid, out, false))
+			return 0;
+	}
+	if (fallback && (slash = strrchr(fallback, '/'))) {
+		snprintf(resolved, sizeof(resolved), "%.*s/liboptrace-cupti.so",
+			 (int)(slash - fallback), fallback);
+		if (realpath(resolved, out) && visible_in(pid, out, true))
+			return 0;
+	}
+	snprintf(why, size,
+		 "no liboptrace-cupti.so beside %s%s%s for process %d: it is built only where "
+		 "CUPTI's headers are found (CUDA_HOME); or set CUDA_INJECTION64_PATH",
+		 liboptrace->mapped_path, fallback ? " or " : "", fallback ? fallback : "", pid);
+	return -ENOENT;
+}
+
+int inject_cuda_collector(pid_t pid, const char *collector, const char *fallback_liboptrace,
+			  char *why, size_t size)
+{
+	static const char *const collectors[] = { "liboptrace-cupti.so", NULL };
+	static const char *const cuda[] = { "libcuda.so", "libcudart.so", NULL };
+	struct inject_request request = {
+		.init = "InitializeInjection",
+		.error = "optrace_cupti_error",
+		.unload_on_failure = true,
+	};
+	char path[PATH_MAX], name[64], error[256] = "";
+	struct library liboptrace;
+	uint64_t address;
+	bool truncated;
+	int err;
+
+	why[0] = '\0';
+	process_name(pid, name, sizeof(name));
+	if (inject_maps(pid, collectors, path, sizeof(path))) {
+		/* There: go on; say so if its start failed (it left its reason). */
+		if (!inject_symbol_address(pid, path, request.error, &address) &&
+		    !process_read_string(pid, address, error, sizeof(error), &truncated) &&
+		    error[0])
+			snprintf(why, size,
+				 "%s is in process %d (%s) but did not start: %s; no GPU activity "
+				 "will come from it",
+				 path, pid, name, error);
+		return INJECT_ALREADY;
+	}
+	err = inject_check(pid, why, size);
+	if (err)
+		return err;
+	if (!inject_maps(pid, cuda, NULL, 0)) {
+		snprintf(why, size,
+			 "process %d (%s) does not use CUDA (it maps neither libcuda nor "
+			 "libcudart): there is no GPU activity to record; it is left untouched",
+			 pid, name);
+		return -ENOENT;
+	}
+	err = find_liboptrace(pid, &liboptrace);
+	if (err == -ENOENT)
+		snprintf(why, size,
+			 "process %d (%s) does not map liboptrace: it is not an instrumented "
+			 "runtime; it is left untouched",
+			 pid, name);
+	else if (err)
+		snprintf(why, size, "cannot read the mappings of process %d (%s): %s (%s)", pid,
+			 name, strerror(-err), mappings_refused_hint());
+	if (err)
+		return err;
+	err = choose_collector(pid, &liboptrace, collector, fallback_liboptrace, path, sizeof(path),
+			       why, size);
+	if (err)
+		return err;
+	request.library = path;
+	return inject_library(pid, &request, why, size);
+}
