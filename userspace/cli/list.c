@@ -120,10 +120,10 @@ static void print_gpu_collector(pid_t pid)
 		printf("GPU collector: %s (CUPTI is on while an optrace_gpu probe is armed)\n",
 		       collector);
 	else if (cuda)
-		printf("GPU collector: not loaded, so no GPU activity: start the process with "
-		       "CUDA_INJECTION64_PATH=PATH/liboptrace-cupti.so (or optrace record --cuda "
-		       "-- "
-		       "CMD)\n");
+		printf("GPU collector: not loaded, so no GPU activity: optrace record --cuda -p %d "
+		       "loads it now, or start the process with "
+		       "CUDA_INJECTION64_PATH=PATH/liboptrace-cupti.so\n",
+		       pid);
 }
 
 /* The probe table of the file at path; base and mem_fd (or -1): a process's, for ARMED. */
