@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "trace/batch_read.h"
+#include "trace/elf_symbols.h"
 #include "trace/inject.h"
 
 #if defined(__x86_64__)
@@ -516,7 +517,7 @@ static int load(struct thread *t, const struct inject_request *request,
 	/* The handle is the loader's link_map (glibc) or dso (musl): its load bias first. */
 	snprintf(host_path, sizeof(host_path), "/proc/%d/root%s", t->pid, request->library);
 	err = process_read(t->pid, handle, &base, sizeof(base));
-	err = err ?: inject_file_symbol(host_path, request->init, &init);
+	err = err ?: elf_symbol_value(host_path, request->init, &init);
 	if (err) {
 		if (request->unload_on_failure && loader->dlclose)
 			call(t, "dlclose", loader->dlclose, handle, 0, &result, text, sizeof(text));
@@ -531,7 +532,7 @@ static int load(struct thread *t, const struct inject_request *request,
 		return err;
 	if ((int)result == 1)
 		return 0;
-	if (request->error && !inject_file_symbol(host_path, request->error, &error))
+	if (request->error && !elf_symbol_value(host_path, request->error, &error))
 		read_text(t->pid, base + error, text, sizeof(text));
 	else
 		snprintf(text, sizeof(text), "%s returned %d", request->init, (int)result);

@@ -74,9 +74,6 @@ int inject_find_loader(pid_t pid, struct inject_loader *loader);
  */
 int inject_symbol_address(pid_t pid, const char *library, const char *name, uint64_t *address);
 
-/* The value (link-time address) of dynamic symbol name in the ELF file at path. */
-int inject_file_symbol(const char *path, const char *name, uint64_t *value);
-
 /*
  * True if process pid maps a file whose base name starts with one of the
  * names (NULL-terminated); the first such file's path (as the process names

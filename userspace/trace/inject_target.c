@@ -7,10 +7,9 @@
  * the GPU collector, and which collector.
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,177 +18,15 @@
 #include <unistd.h>
 
 #include "trace/batch_read.h"
+#include "trace/elf_symbols.h"
 #include "trace/inject.h"
 #include "trace/targets.h"
-
-/* One line of /proc/PID/maps that maps a file. */
-struct mapping {
-	uint64_t start, end, offset;
-	char perms[5];
-	bool deleted; /* replaced on disk: read it through map_files */
-	char path[PATH_MAX];
-};
-
-typedef int (*mapping_fn)(const struct mapping *mapping, void *ctx);
-
-/* Calls fn for each file mapping of process pid until it returns non-zero (returned). */
-static int for_each_mapping(pid_t pid, mapping_fn fn, void *ctx)
-{
-	static const char deleted[] = " (deleted)";
-	char maps_path[64], *line = NULL;
-	size_t line_size = 0;
-	FILE *maps;
-	int result = 0;
-
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
-	maps = fopen(maps_path, "re");
-	if (!maps)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (!result && getline(&line, &line_size, maps) > 0) {
-		struct mapping mapping = { 0 };
-		char *path = strchr(line, '/');
-		unsigned long start, end, offset;
-		size_t length;
-
-		if (!path ||
-		    sscanf(line, "%lx-%lx %4s %lx", &start, &end, mapping.perms, &offset) != 4)
-			continue;
-		path[strcspn(path, "\n")] = '\0';
-		length = strlen(path);
-		if (length >= sizeof(deleted) &&
-		    !strcmp(path + length - (sizeof(deleted) - 1), deleted)) {
-			path[length - (sizeof(deleted) - 1)] = '\0';
-			mapping.deleted = true;
-		}
-		mapping.start = start;
-		mapping.end = end;
-		mapping.offset = offset;
-		snprintf(mapping.path, sizeof(mapping.path), "%s", path);
-		result = fn(&mapping, ctx);
-	}
-	free(line);
-	fclose(maps);
-	return result;
-}
 
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 
 	return slash ? slash + 1 : path;
-}
-
-/* A mapped file as this process can open it: through the process's root, or map_files. */
-static void openable_path(pid_t pid, const struct mapping *mapping, char *out, size_t size)
-{
-	if (mapping->deleted)
-		snprintf(out, size, "/proc/%d/map_files/%lx-%lx", pid,
-			 (unsigned long)mapping->start, (unsigned long)mapping->end);
-	else
-		snprintf(out, size, "/proc/%d/root%s", pid, mapping->path);
-}
-
-/*
- * Dynamic symbol name in the ELF file: a function or an object, defined,
- * not an IFUNC (calling a resolver would not call the function).
- */
-static int find_dynsym(Elf *elf, const char *name, GElf_Sym *found)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data = elf_getdata(scn, NULL);
-		GElf_Shdr shdr;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || !data ||
-		    !shdr.sh_entsize)
-			continue;
-		for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
-			const char *symbol;
-			int type;
-
-			if (!gelf_getsym(data, (int)i, found))
-				break;
-			type = GELF_ST_TYPE(found->st_info);
-			if (found->st_shndx == SHN_UNDEF || !found->st_value ||
-			    (type != STT_FUNC && type != STT_OBJECT))
-				continue;
-			symbol = elf_strptr(elf, shdr.sh_link, found->st_name);
-			if (symbol && !strcmp(symbol, name))
-				return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-static Elf *open_elf(const char *path, int *fd)
-{
-	Elf *elf;
-
-	errno = ENOEXEC;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return NULL;
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
-		return NULL;
-	elf = elf_begin(*fd, ELF_C_READ, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF)
-		return elf;
-	if (elf)
-		elf_end(elf);
-	close(*fd);
-	errno = ENOEXEC;
-	return NULL;
-}
-
-int inject_file_symbol(const char *path, const char *name, uint64_t *value)
-{
-	GElf_Sym sym;
-	int fd, err;
-	Elf *elf = open_elf(path, &fd);
-
-	if (!elf)
-		return -errno;
-	err = find_dynsym(elf, name, &sym);
-	if (!err)
-		*value = sym.st_value;
-	elf_end(elf);
-	close(fd);
-	return err;
-}
-
-/*
- * Where dynamic symbol name lies in the ELF file at path, from the start of
- * its first loaded page (the file's first mapping, of offset 0, in memory).
- */
-static int symbol_offset(const char *path, const char *name, uint64_t *offset)
-{
-	uint64_t first_load = UINT64_MAX;
-	size_t count = 0;
-	GElf_Sym sym;
-	int fd, err;
-	Elf *elf = open_elf(path, &fd);
-
-	if (!elf)
-		return -errno;
-	err = find_dynsym(elf, name, &sym);
-	if (!err && elf_getphdrnum(elf, &count))
-		count = 0;
-	for (size_t i = 0; !err && i < count; i++) {
-		GElf_Phdr phdr;
-
-		if (gelf_getphdr(elf, (int)i, &phdr) && phdr.p_type == PT_LOAD &&
-		    phdr.p_vaddr < first_load)
-			first_load =
-				phdr.p_vaddr & ~(uint64_t)(phdr.p_align ? phdr.p_align - 1 : 0);
-	}
-	if (!err && (first_load == UINT64_MAX || sym.st_value < first_load))
-		err = -ENOEXEC;
-	if (!err)
-		*offset = sym.st_value - first_load;
-	elf_end(elf);
-	close(fd);
-	return err;
 }
 
 struct symbol_search {
@@ -210,8 +47,8 @@ static int find_symbol_in(const struct mapping *mapping, void *ctx)
 	    (strchr(search->library, '/') ? strcmp(mapping->path, search->library)
 					  : strcmp(base_name(mapping->path), search->library)))
 		return 0;
-	openable_path(search->pid, mapping, path, sizeof(path));
-	search->err = symbol_offset(path, search->name, &offset);
+	mapping_openable_path(search->pid, mapping, path, sizeof(path));
+	search->err = elf_symbol_offset(path, search->name, &offset);
 	search->address = mapping->start + offset;
 	return 1;
 }

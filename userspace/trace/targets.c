@@ -31,16 +31,54 @@ int is_liboptrace_name(const char *path)
 	return 1;
 }
 
-/* Takes " (deleted)" off a mapping's path; true if it was there. */
-static bool strip_deleted(char *path)
+/* Calls fn for each file mapping of process pid until it returns non-zero (returned). */
+int for_each_mapping(pid_t pid, mapping_fn fn, void *ctx)
 {
-	static const char suffix[] = " (deleted)";
-	size_t length = strlen(path);
+	static const char deleted[] = " (deleted)";
+	char maps_path[64], *line = NULL;
+	size_t line_size = 0;
+	FILE *maps;
+	int result = 0;
 
-	if (length < sizeof(suffix) || strcmp(path + length - (sizeof(suffix) - 1), suffix))
-		return false;
-	path[length - (sizeof(suffix) - 1)] = '\0';
-	return true;
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
+	maps = fopen(maps_path, "re");
+	if (!maps)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (!result && getline(&line, &line_size, maps) > 0) {
+		struct mapping mapping = { 0 };
+		char *path = strchr(line, '/');
+		unsigned long start, end, offset;
+		size_t length;
+
+		if (!path ||
+		    sscanf(line, "%lx-%lx %4s %lx", &start, &end, mapping.perms, &offset) != 4)
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		length = strlen(path);
+		if (length >= sizeof(deleted) &&
+		    !strcmp(path + length - (sizeof(deleted) - 1), deleted)) {
+			path[length - (sizeof(deleted) - 1)] = '\0';
+			mapping.deleted = true;
+		}
+		mapping.start = start;
+		mapping.end = end;
+		mapping.offset = offset;
+		snprintf(mapping.path, sizeof(mapping.path), "%s", path);
+		result = fn(&mapping, ctx);
+	}
+	free(line);
+	fclose(maps);
+	return result;
+}
+
+/* A mapped file as this process can open it: through the process's root, or map_files. */
+void mapping_openable_path(pid_t pid, const struct mapping *mapping, char *out, size_t size)
+{
+	if (mapping->deleted)
+		snprintf(out, size, "/proc/%d/map_files/%lx-%lx", pid,
+			 (unsigned long)mapping->start, (unsigned long)mapping->end);
+	else
+		snprintf(out, size, "/proc/%d/root%s", pid, mapping->path);
 }
 
 int process_of_id(pid_t id, pid_t *tgid)
@@ -73,54 +111,41 @@ const char *mappings_refused_hint(void)
 			   "or /proc mounted with hidepid";
 }
 
+struct liboptrace_search {
+	pid_t pid;
+	struct library *library;
+	int err;
+};
+
+/* The library's first page (offset 0) is where it is loaded. */
+static int match_liboptrace(const struct mapping *mapping, void *ctx)
+{
+	struct liboptrace_search *search = ctx;
+	struct library *library = search->library;
+	struct stat st;
+
+	if (mapping->offset || !is_liboptrace_name(mapping->path))
+		return 0;
+	/* A library replaced on disk (an upgrade, make install) stays mapped: map_files. */
+	mapping_openable_path(search->pid, mapping, library->path, sizeof(library->path));
+	snprintf(library->mapped_path, sizeof(library->mapped_path), "%s", mapping->path);
+	if (stat(library->path, &st)) {
+		search->err = -errno;
+		return 0;
+	}
+	library->dev = st.st_dev;
+	library->ino = st.st_ino;
+	library->base = mapping->start;
+	search->err = 0;
+	return 1;
+}
+
 int find_liboptrace(pid_t pid, struct library *library)
 {
-	char maps_path[64], *line = NULL;
-	size_t size = 0;
-	int err = -ENOENT;
-	FILE *maps;
+	struct liboptrace_search search = { .pid = pid, .library = library, .err = -ENOENT };
+	int err = for_each_mapping(pid, match_liboptrace, &search);
 
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
-	maps = fopen(maps_path, "re");
-	if (!maps)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (getline(&line, &size, maps) > 0) {
-		unsigned long start, end, offset;
-		char *path = strchr(line, '/');
-		bool deleted;
-		struct stat st;
-
-		/* The library's first page (offset 0) is where it is loaded. */
-		if (!path || sscanf(line, "%lx-%lx %*s %lx", &start, &end, &offset) != 3 || offset)
-			continue;
-		path[strcspn(path, "\n")] = '\0';
-		deleted = strip_deleted(path);
-		if (!is_liboptrace_name(path))
-			continue;
-		/*
-		 * A library replaced on disk (an upgrade, make install) stays
-		 * mapped: its file is still reachable through map_files.
-		 */
-		if (deleted)
-			snprintf(library->path, sizeof(library->path), "/proc/%d/map_files/%lx-%lx",
-				 pid, start, end);
-		else
-			snprintf(library->path, sizeof(library->path), "/proc/%d/root%s", pid,
-				 path);
-		snprintf(library->mapped_path, sizeof(library->mapped_path), "%s", path);
-		if (stat(library->path, &st)) {
-			err = -errno;
-			continue;
-		}
-		library->dev = st.st_dev;
-		library->ino = st.st_ino;
-		library->base = start;
-		err = 0;
-		break;
-	}
-	free(line);
-	fclose(maps);
-	return err;
+	return err < 0 ? err : search.err;
 }
 
 void process_name(pid_t pid, char *name, size_t size)

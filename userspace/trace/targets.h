@@ -4,7 +4,9 @@
 #define OPTRACE_TARGETS_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct library {
@@ -14,6 +16,25 @@ struct library {
 	ino_t ino;
 	unsigned long base; /* where its first page is mapped: its load base */
 };
+
+/* One line of /proc/PID/maps that maps a file. */
+struct mapping {
+	uint64_t start, end, offset;
+	char perms[5];
+	bool deleted; /* replaced on disk: read it through map_files */
+	char path[PATH_MAX];
+};
+
+typedef int (*mapping_fn)(const struct mapping *mapping, void *ctx);
+
+/*
+ * Calls fn for each file mapping of process pid until it returns non-zero,
+ * which is returned; 0 at the end, -ESRCH or another negative errno.
+ */
+int for_each_mapping(pid_t pid, mapping_fn fn, void *ctx);
+
+/* A mapped file as this process can open it: through the process's root, or map_files. */
+void mapping_openable_path(pid_t pid, const struct mapping *mapping, char *out, size_t size);
 
 /*
  * The liboptrace that process pid maps. Returns 0, -ESRCH (no such process),
