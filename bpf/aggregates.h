@@ -88,6 +88,64 @@ struct wait_key {
 	__u64 op_name;
 };
 
+/*
+ * GPU activity (liboptrace-cupti's records, with --cuda), per (process,
+ * operation the user called, helper that launched, variant of the task
+ * point that launched): attributed in the kernel through the call's
+ * correlation id, which the launching thread's gpu_launch event ties to the
+ * frame open there (bpf/stat.bpf.c), as report attributes a capture's.
+ */
+#define STAT_GPU_NO_VARIANT 0xffffffffu /* launched from an operation's own thread, or outside */
+struct gpu_key {
+	__u32 tgid;
+	__u32 variant;	 /* enum optrace_variant, or STAT_GPU_NO_VARIANT */
+	__u64 root_name; /* the operation the user called; 0: launched outside any */
+	__u64 op_name;	 /* the helper that launched, 0: the root itself; or STAT_OP_NOT_SEEN */
+};
+
+struct gpu_totals {
+	__u64 kernels;
+	__u64 copies;
+	__u64 memsets;
+	__u64 gpu_ns; /* device time */
+	__u64 max_ns; /* the longest activity */
+	__u64 bytes;  /* copied or set */
+	__u64 invalid_times; /* activities CUPTI gave no valid times: counted, 0 ns */
+};
+
+/* A CUDA call's activities, by (process, CUPTI's correlation id). */
+struct gpu_correlation_key {
+	__u32 tgid;
+	__u32 correlation_id;
+};
+
+/*
+ * Launched: where its activities count. Not yet: activities that came
+ * before the launch (a thread hands its batch over late), waiting for it;
+ * those still waiting when stat reads the map are "launch not recorded".
+ */
+struct gpu_correlation {
+	struct gpu_key key; /* set before launched */
+	__u32 launched;
+	__u32 pad;
+	struct gpu_totals waiting;
+};
+
+/* GPU records lost, per (process, where). */
+struct gpu_drop_key {
+	__u32 tgid;
+	__u32 source; /* enum stat_gpu_drop */
+};
+
+/* Where: enum optrace_gpu_drop_source's, then stat's own. */
+enum stat_gpu_drop {
+	STAT_GPU_DROP_ACTIVITY_BUFFER, /* CUPTI's buffers were full */
+	STAT_GPU_DROP_API_CALLBACK,    /* launches the collector could not mark */
+	STAT_GPU_DROP_MAP_FULL,	       /* the kernel's correlation or GPU maps were full */
+	STAT_GPU_DROP_MALFORMED,       /* records unreadable, too short, of an unknown version */
+	STAT_GPU_DROP__COUNT
+};
+
 struct string_value {
 	char text[STAT_NAME_LEN];
 	__u8 truncated;	 /* longer than STAT_NAME_LEN - 1 bytes: counted as string_truncated */

@@ -92,7 +92,8 @@ struct event_wait {
 };
 
 struct event_gpu_dropped {
-	__u64 records; /* records the producer (CUPTI) dropped */
+	__u64 records; /* records the producer dropped */
+	__u64 source;  /* enum optrace_gpu_drop_source (0 from libraries before it) */
 };
 
 #define RECORD_EVENT_ARGS 5
@@ -255,6 +256,7 @@ enum record_loss {
 	RECORD_LOSS_STRING_TRUNCATED,
 	RECORD_LOSS_GPU_UNREADABLE, /* GPU records whose memory could not be read */
 	RECORD_LOSS_BATCH_BAD,	    /* events of malformed or unreadable batches */
+	RECORD_LOSS_GPU_RINGBUF_FULL, /* GPU records dropped: the consumer fell behind */
 	RECORD_LOSS__COUNT
 };
 

@@ -241,7 +241,7 @@ static __always_inline int send_gpu_record(__u64 address)
 		size = RECORD_GPU_MAX; /* a newer, longer record: its first fields */
 	record = bpf_ringbuf_reserve(&events, sizeof(*record), 0);
 	if (!record) {
-		count_loss(RECORD_LOSS_RINGBUF_FULL);
+		count_loss(RECORD_LOSS_GPU_RINGBUF_FULL);
 		return 0;
 	}
 	record->timestamp = bpf_ktime_get_ns();
@@ -327,11 +327,16 @@ int USDT_PROBE(gpu_kernel_name, __u32 name_id, __u64 name)
 	return 0;
 }
 
+/* count [, source]: a library from before the source counts CUPTI's buffers. */
 SEC("usdt")
-int USDT_PROBE(gpu_dropped, __u64 count)
+int gpu_dropped(struct pt_regs *ctx)
 {
+	__u64 args[2] = {};
+
 	TARGETS_ONLY();
-	return send_event(RECORD_GPU_DROPPED, count, 0, 0, 0, 0);
+	if ((usdt_fetch(ctx, args, 2) && usdt_fetch(ctx, args, 1)))
+		return 0;
+	return send_event(RECORD_GPU_DROPPED, args[0], args[1], 0, 0, 0);
 }
 
 /*

@@ -22,12 +22,17 @@
 #include "batch.bpf.h"
 #include "bits.bpf.h"
 #include "aggregates.h"
+#include <optrace/gpu.h>
 
 #define MAX_THREADS 16384
 #define MAX_OPS 16384
 #define MAX_TASKS 65536
+#define MAX_CORRELATIONS 65536 /* CUDA calls whose activities are in flight */
+#define RUNS_MAX 4	       /* task points running on one thread at once, followed */
 
 _Static_assert((STAT_STACK_MAX & (STAT_STACK_MAX - 1)) == 0, "a power of two, for masks");
+_Static_assert(sizeof(struct gpu_correlation) <= sizeof(struct latency), "zeroed from zero_latency");
+_Static_assert(sizeof(struct gpu_totals) <= sizeof(struct latency), "zeroed from zero_latency");
 
 struct frame {
 	__u64 op;
@@ -39,9 +44,21 @@ struct frame {
 	__u8 fallback_reason;
 };
 
+/* A task point running on a thread: where a GPU launch there counts. */
+struct running {
+	__u64 task;
+	__u64 start_ns;
+	__u64 root_name; /* from the fast path's task_begin, if the launch was not seen */
+	__u32 point;
+	__u32 variant;
+};
+
 struct thread_state {
 	__u32 depth; /* frames in use */
 	__u32 wait_kind;
+	__u32 running_count; /* points in running, the newest last */
+	__u32 tid;	     /* this thread */
+	struct running running[RUNS_MAX];
 	__u64 wait_start_ns;
 	__u64 next_sequence; /* the fast path: the next event expected, 0 before the first */
 	__u64 buffer;	     /* whose sequence that is: a new thread may reuse the tid */
@@ -71,12 +88,13 @@ struct run_info {
 	__u64 name; /* from the fast path's task_begin; 0: ask the tasks map */
 	__u64 root_name;
 	__u32 variant;
+	__u32 tid; /* the thread it began on */
 	/*
-	 * The end came first: on the fast path the thread that ends a point
-	 * may hand its batch over before the thread that began it. The end
-	 * waits here, counted as unmatched until its begin comes.
+	 * Not 0: the end came first (at end_ns). On the fast path the thread
+	 * that ends a point may hand its batch over before the thread that
+	 * began it. The end waits here, counted as unmatched until its begin
+	 * comes.
 	 */
-	__u32 ended;
 	__u64 end_ns;
 };
 
@@ -163,6 +181,28 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } losses SEC(".maps");
+
+/* LRU: a call whose activities never come (dropped) leaves when room is needed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_CORRELATIONS);
+	__type(key, struct gpu_correlation_key);
+	__type(value, struct gpu_correlation);
+} gpu_correlations SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, MAX_OPS);
+	__type(key, struct gpu_key);
+	__type(value, struct gpu_totals);
+} gpu_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct gpu_drop_key);
+	__type(value, __u64);
+} gpu_drops SEC(".maps");
 
 /* Zeroed values too large for the BPF stack, to initialise map entries. */
 struct {
@@ -285,6 +325,8 @@ static __always_inline struct thread_state *thread_of(__u32 tgid, __u32 tid, boo
 	state = lookup_or_init(&threads, &key, &zero_thread, &created);
 	if (!state)
 		count_loss(STAT_LOSS_THREADS_FULL);
+	else if (created)
+		state->tid = tid;
 	if (created && in_process)
 		note_process(tgid);
 	return state;
@@ -500,6 +542,56 @@ static __always_inline void count_run(struct event_place *place, __u64 task, __u
 	}
 }
 
+/* A point begins running on the thread: GPU launches there are its. */
+static __always_inline void running_push(struct thread_state *state, struct run_key *key,
+					 struct run_info *run)
+{
+	struct running *slot;
+	__u32 count;
+
+	if (!state)
+		return;
+	count = state->running_count;
+	if (count >= RUNS_MAX) {
+		/* The oldest is forgotten: launches find the newer ones. */
+		for (int i = 0; i < RUNS_MAX - 1; i++)
+			state->running[i] = state->running[i + 1];
+		count = RUNS_MAX - 1;
+	}
+	slot = &state->running[count & (RUNS_MAX - 1)];
+	slot->task = key->task;
+	slot->start_ns = run->start_ns;
+	slot->root_name = run->root_name;
+	slot->point = key->point;
+	slot->variant = run->variant;
+	state->running_count = count + 1;
+}
+
+/* The point ended (maybe on another thread): off the stack of the one it began on. */
+static __always_inline void running_remove(struct run_key *key, __u32 tid)
+{
+	struct thread_state *state = thread_of(key->tgid, tid, false, false);
+	__u32 count, at = RUNS_MAX;
+
+	if (!state)
+		return;
+	count = state->running_count;
+	if (count > RUNS_MAX)
+		count = RUNS_MAX;
+	for (__u32 i = 0; i < RUNS_MAX; i++) {
+		if (i < count && state->running[i].task == key->task &&
+		    state->running[i].point == key->point)
+			at = i;
+	}
+	if (at == RUNS_MAX)
+		return;
+	for (__u32 i = 0; i < RUNS_MAX - 1; i++) {
+		if (i >= at && i + 1 < count)
+			state->running[i] = state->running[i + 1];
+	}
+	state->running_count = count - 1;
+}
+
 /*
  * The begin and the end of a point may be counted at once on two CPUs (two
  * threads' batches): whoever inserts first waits for the other, who finds
@@ -514,19 +606,22 @@ static __always_inline void on_task_begin(struct event_place *place, __u64 now, 
 		.name = name,
 		.root_name = root_name,
 		.variant = variant,
+		.tid = place->state ? place->state->tid : 0,
 	};
 	struct run_info *ended;
 	long err;
 
 	err = bpf_map_update_elem(&runs, &key, &run, BPF_NOEXIST);
-	if (!err)
+	if (!err) {
+		running_push(place->state, &key, &run);
 		return;
+	}
 	if (err != -EEXIST) {
 		count_loss(STAT_LOSS_MAP_FULL);
 		return;
 	}
 	ended = bpf_map_lookup_elem(&runs, &key);
-	if (ended && ended->ended) {
+	if (ended && ended->end_ns) {
 		__u64 end_ns = ended->end_ns;
 
 		bpf_map_delete_elem(&runs, &key);
@@ -535,6 +630,8 @@ static __always_inline void on_task_begin(struct event_place *place, __u64 now, 
 		return;
 	}
 	bpf_map_update_elem(&runs, &key, &run, BPF_ANY); /* begun twice: the later wins */
+	running_remove(&key, run.tid);
+	running_push(place->state, &key, &run);
 }
 
 /* Counts the run begun at key, if its begin came; true if it did. */
@@ -542,15 +639,17 @@ static __always_inline bool end_run(struct event_place *place, struct run_key *k
 {
 	struct run_info *run = bpf_map_lookup_elem(&runs, key);
 	__u64 name, root_name, duration;
-	__u32 variant;
+	__u32 variant, tid;
 
-	if (!run || run->ended)
+	if (!run || run->end_ns)
 		return false;
 	duration = now > run->start_ns ? now - run->start_ns : 0;
 	name = run->name;
 	root_name = run->root_name;
 	variant = run->variant;
+	tid = run->tid;
 	bpf_map_delete_elem(&runs, key);
+	running_remove(key, tid);
 	count_run(place, key->task, name, root_name, variant, duration);
 	return true;
 }
@@ -559,7 +658,7 @@ static __always_inline void on_task_end(struct event_place *place, __u64 now, __
 					__u32 point)
 {
 	struct run_key key = { .tgid = place->tgid, .point = point, .task = task };
-	struct run_info waiting = { .ended = 1, .end_ns = now };
+	struct run_info waiting = { .end_ns = now ?: 1 };
 	long err;
 
 	if (end_run(place, &key, now))
@@ -607,6 +706,271 @@ static __always_inline void on_wait_end(struct event_place *place, __u64 now, in
 		copy_string(place->tgid, key.root_name, place->in_process);
 		copy_string(place->tgid, key.op_name, place->in_process);
 	}
+}
+
+
+/* ---- GPU activity (--cuda) ---------------------------------------------------- */
+
+static __always_inline void count_gpu_drops(__u32 tgid, __u32 source, __u64 count)
+{
+	struct gpu_drop_key key = { .tgid = tgid, .source = source };
+	__u64 *counter;
+	bool created;
+
+	counter = lookup_or_init(&gpu_drops, &key, &zero_latency, &created);
+	if (counter)
+		*counter += count;
+}
+
+/*
+ * Where a launch on the thread counts: the innermost frame open there, a
+ * task point running (its variant, and the operation that launched its
+ * task) or else an operation; as report's model finds it.
+ */
+static __always_inline void where_launched(struct event_place *place, struct gpu_key *key)
+{
+	struct thread_state *state = place->state;
+	struct running *run = NULL;
+	struct frame *top = NULL;
+	__u32 depth, count;
+
+	if (!state)
+		return;
+	depth = state->depth;
+	if (depth > 0 && depth <= STAT_STACK_MAX &&
+	    state->frames[(depth - 1) & (STAT_STACK_MAX - 1)].op)
+		top = &state->frames[(depth - 1) & (STAT_STACK_MAX - 1)];
+	count = state->running_count;
+	if (count > 0 && count <= RUNS_MAX)
+		run = &state->running[(count - 1) & (RUNS_MAX - 1)];
+	if (run && (!top || top->start_ns <= run->start_ns)) {
+		struct string_key task_id = { .tgid = place->tgid, .address = run->task };
+		struct task_info *info = bpf_map_lookup_elem(&tasks, &task_id);
+
+		key->variant = run->variant;
+		if (info) {
+			key->root_name = info->root_name;
+			key->op_name = info->op_name;
+		} else {
+			key->root_name = run->root_name;
+			key->op_name = run->root_name ? STAT_OP_NOT_SEEN : 0;
+		}
+		return;
+	}
+	if (!top)
+		return;
+	key->root_name = state->frames[0].op ? state->frames[0].name : top->name;
+	key->op_name = top->name == key->root_name ? 0 : top->name;
+}
+
+static __always_inline void add_gpu(struct event_place *place, struct gpu_key *key,
+				    struct gpu_totals *totals)
+{
+	struct gpu_totals *stats;
+	bool created;
+
+	stats = lookup_or_init(&gpu_stats, key, &zero_latency, &created);
+	if (!stats) {
+		count_gpu_drops(key->tgid, STAT_GPU_DROP_MAP_FULL,
+				totals->kernels + totals->copies + totals->memsets);
+		return;
+	}
+	stats->kernels += totals->kernels;
+	stats->copies += totals->copies;
+	stats->memsets += totals->memsets;
+	stats->gpu_ns += totals->gpu_ns;
+	stats->bytes += totals->bytes;
+	stats->invalid_times += totals->invalid_times;
+	if (totals->max_ns > stats->max_ns)
+		stats->max_ns = totals->max_ns;
+	if (created) {
+		copy_string(place->tgid, key->root_name, place->in_process);
+		if (key->op_name != STAT_OP_NOT_SEEN)
+			copy_string(place->tgid, key->op_name, place->in_process);
+	}
+}
+
+/*
+ * Takes what waits in a launched correlation, whoever comes last: the
+ * launch, or an activity that added while the launch took the rest. Each
+ * field is exchanged with 0, so that every unit is counted once; both
+ * sides set their part (launched, the counts) before they read the other's.
+ */
+static __always_inline void drain(struct event_place *place, struct gpu_correlation *entry)
+{
+	struct gpu_totals *stats;
+	struct gpu_key key;
+	__u64 max_ns;
+	bool created;
+
+	if (!(entry->waiting.kernels | entry->waiting.copies | entry->waiting.memsets))
+		return;
+	key = entry->key;
+	stats = lookup_or_init(&gpu_stats, &key, &zero_latency, &created);
+	if (!stats) {
+		count_gpu_drops(key.tgid, STAT_GPU_DROP_MAP_FULL,
+				__sync_lock_test_and_set(&entry->waiting.kernels, 0) +
+					__sync_lock_test_and_set(&entry->waiting.copies, 0) +
+					__sync_lock_test_and_set(&entry->waiting.memsets, 0));
+		return;
+	}
+	stats->kernels += __sync_lock_test_and_set(&entry->waiting.kernels, 0);
+	stats->copies += __sync_lock_test_and_set(&entry->waiting.copies, 0);
+	stats->memsets += __sync_lock_test_and_set(&entry->waiting.memsets, 0);
+	stats->gpu_ns += __sync_lock_test_and_set(&entry->waiting.gpu_ns, 0);
+	stats->bytes += __sync_lock_test_and_set(&entry->waiting.bytes, 0);
+	stats->invalid_times += __sync_lock_test_and_set(&entry->waiting.invalid_times, 0);
+	max_ns = __sync_lock_test_and_set(&entry->waiting.max_ns, 0);
+	if (max_ns > stats->max_ns)
+		stats->max_ns = max_ns;
+	if (created) {
+		copy_string(place->tgid, key.root_name, place->in_process);
+		if (key.op_name != STAT_OP_NOT_SEEN)
+			copy_string(place->tgid, key.op_name, place->in_process);
+	}
+}
+
+/*
+ * A CUDA call that launches, in its thread's order: its correlation id's
+ * frame. Made zeroed (pending) and then launched, as when activities came
+ * first: the batch walk has no stack left for a whole entry.
+ */
+static __always_inline void on_gpu_launch(struct event_place *place, __u32 correlation_id)
+{
+	struct gpu_correlation_key id = { .tgid = place->tgid, .correlation_id = correlation_id };
+	struct gpu_correlation *entry;
+	__u32 zero = 0;
+	void *zeroed;
+
+	entry = bpf_map_lookup_elem(&gpu_correlations, &id);
+	if (!entry) {
+		zeroed = bpf_map_lookup_elem(&zero_latency, &zero);
+		if (!zeroed)
+			return;
+		bpf_map_update_elem(&gpu_correlations, &id, zeroed, BPF_NOEXIST);
+		entry = bpf_map_lookup_elem(&gpu_correlations, &id);
+		if (!entry) {
+			count_gpu_drops(place->tgid, STAT_GPU_DROP_MAP_FULL, 1);
+			return;
+		}
+	}
+	/* Launched already: the runtime's call, then the driver's, with one id. */
+	if (entry->launched)
+		return;
+	entry->key.tgid = place->tgid;
+	entry->key.variant = STAT_GPU_NO_VARIANT;
+	entry->key.root_name = 0;
+	entry->key.op_name = 0;
+	where_launched(place, &entry->key);
+	__sync_lock_test_and_set(&entry->launched, 1);
+	drain(place, entry);
+}
+
+/* A kernel, copy or memset of process tgid (run in it: the collector's thread). */
+static __always_inline void on_gpu_activity(__u32 tgid, struct gpu_totals *one,
+					    __u32 correlation_id, __u32 runtime_correlation_id)
+{
+	struct event_place place = { .tgid = tgid, .in_process = true };
+	struct gpu_correlation_key id = { .tgid = tgid, .correlation_id = correlation_id };
+	struct gpu_correlation *entry;
+	__u32 zero = 0;
+	void *zeroed;
+
+	entry = bpf_map_lookup_elem(&gpu_correlations, &id);
+	if (!entry && runtime_correlation_id) {
+		id.correlation_id = runtime_correlation_id;
+		entry = bpf_map_lookup_elem(&gpu_correlations, &id);
+		if (!entry)
+			id.correlation_id = correlation_id;
+	}
+	if (!entry) {
+		/* Before its launch: it waits in a zeroed (pending) entry. */
+		zeroed = bpf_map_lookup_elem(&zero_latency, &zero);
+		if (!zeroed)
+			return;
+		bpf_map_update_elem(&gpu_correlations, &id, zeroed, BPF_NOEXIST);
+		entry = bpf_map_lookup_elem(&gpu_correlations, &id);
+		if (!entry) {
+			count_gpu_drops(tgid, STAT_GPU_DROP_MAP_FULL, 1);
+			return;
+		}
+	}
+	if (entry->launched) {
+		struct gpu_key key = entry->key;
+
+		add_gpu(&place, &key, one);
+		return;
+	}
+	__sync_fetch_and_add(&entry->waiting.kernels, one->kernels);
+	__sync_fetch_and_add(&entry->waiting.copies, one->copies);
+	__sync_fetch_and_add(&entry->waiting.memsets, one->memsets);
+	__sync_fetch_and_add(&entry->waiting.gpu_ns, one->gpu_ns);
+	__sync_fetch_and_add(&entry->waiting.bytes, one->bytes);
+	__sync_fetch_and_add(&entry->waiting.invalid_times, one->invalid_times);
+	if (one->max_ns > entry->waiting.max_ns)
+		entry->waiting.max_ns = one->max_ns;
+	if (entry->launched)
+		drain(&place, entry);
+}
+
+/* The record at address, of the type its probe fires for; false if unusable. */
+static __always_inline bool read_gpu_activity(__u64 address, __u8 type, struct gpu_totals *one,
+					      __u32 *correlation_id, __u32 *runtime_correlation_id)
+{
+	union {
+		struct optrace_gpu_head head;
+		struct optrace_gpu_kernel kernel;
+		struct optrace_gpu_memcpy memcpy;
+		struct optrace_gpu_memset memset;
+	} record;
+	__u32 size = type == OPTRACE_GPU_REC_KERNEL ? sizeof(record.kernel)
+		     : type == OPTRACE_GPU_REC_MEMCPY ? sizeof(record.memcpy)
+						       : sizeof(record.memset);
+	__u64 start, end;
+
+	if (bpf_probe_read_user(&record, size, (void *)address) || record.head.type != type ||
+	    record.head.version < 1 || record.head.size < size)
+		return false;
+	*runtime_correlation_id = 0;
+	if (type == OPTRACE_GPU_REC_KERNEL) {
+		one->kernels = 1;
+		start = record.kernel.start_ns;
+		end = record.kernel.end_ns;
+		*correlation_id = record.kernel.correlation_id;
+	} else if (type == OPTRACE_GPU_REC_MEMCPY) {
+		one->copies = 1;
+		start = record.memcpy.start_ns;
+		end = record.memcpy.end_ns;
+		one->bytes = record.memcpy.bytes;
+		*correlation_id = record.memcpy.correlation_id;
+		*runtime_correlation_id = record.memcpy.runtime_correlation_id;
+	} else {
+		one->memsets = 1;
+		start = record.memset.start_ns;
+		end = record.memset.end_ns;
+		one->bytes = record.memset.bytes;
+		*correlation_id = record.memset.correlation_id;
+	}
+	if ((record.head.flags & OPTRACE_GPU_F_TIME_INVALID) || end < start)
+		one->invalid_times = 1;
+	else
+		one->gpu_ns = one->max_ns = end - start;
+	return true;
+}
+
+static __always_inline int gpu_activity_probe(__u64 address, __u8 type)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, correlation_id, runtime_correlation_id;
+	struct gpu_totals one = {};
+
+	if (!is_target(tgid))
+		return 0;
+	if (!read_gpu_activity(address, type, &one, &correlation_id, &runtime_correlation_id)) {
+		count_gpu_drops(tgid, STAT_GPU_DROP_MALFORMED, 1);
+		return 0;
+	}
+	on_gpu_activity(tgid, &one, correlation_id, runtime_correlation_id);
+	return 0;
 }
 
 /* ---- the per-event probes ---------------------------------------------------- */
@@ -715,13 +1079,66 @@ int USDT_PROBE(wait_end, __u64 op, int kind)
 	return 0;
 }
 
+
+/* ---- the optrace_gpu probes (loaded with --cuda) -------------------------------- */
+
+SEC("usdt")
+int USDT_PROBE(gpu_kernel, __u64 record)
+{
+	return gpu_activity_probe(record, OPTRACE_GPU_REC_KERNEL);
+}
+
+SEC("usdt")
+int USDT_PROBE(gpu_memcpy, __u64 record)
+{
+	return gpu_activity_probe(record, OPTRACE_GPU_REC_MEMCPY);
+}
+
+SEC("usdt")
+int USDT_PROBE(gpu_memset, __u64 record)
+{
+	return gpu_activity_probe(record, OPTRACE_GPU_REC_MEMSET);
+}
+
+/* The per-event path's launches (the fast path has them in its batches). */
+SEC("usdt")
+int USDT_PROBE(gpu_launch, __u32 correlation_id, __u32 api_kind)
+{
+	struct event_place place;
+
+	(void)api_kind;
+	if (!is_target(bpf_get_current_pid_tgid() >> 32) || !in_window(bpf_ktime_get_ns()))
+		return 0;
+	place = current_place(true);
+	on_gpu_launch(&place, correlation_id);
+	return 0;
+}
+
+/* count [, source]: a library from before the source counts CUPTI's buffers. */
+SEC("usdt")
+int gpu_dropped(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 args[2] = {};
+
+	if (!is_target(tgid) || (usdt_fetch(ctx, args, 2) && usdt_fetch(ctx, args, 1)))
+		return 0;
+	count_gpu_drops(tgid,
+			args[1] < OPTRACE_GPU_DROP__COUNT ? (__u32)args[1]
+							  : STAT_GPU_DROP_ACTIVITY_BUFFER,
+			args[0]);
+	return 0;
+}
+
 /* ---- the fast path ------------------------------------------------------------ */
 
 /*
- * A batch is copied at once into this CPU's scratch space, and counted from
- * there. A program preempted on this CPU may hold it: busy says so, and a
- * batch that finds it busy reads its events one by one instead.
+ * A batch is copied at once into one of this CPU's scratch spaces, and
+ * counted from there. A program preempted on this CPU may hold one: busy
+ * says so, and the batch takes the next. With every one taken (programs
+ * nested SCRATCH_LEVELS deep on one CPU), its events are counted lost.
  */
+#define SCRATCH_LEVELS 4
 struct scratch {
 	__u32 busy;
 	__u32 pad;
@@ -730,65 +1147,60 @@ struct scratch {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, SCRATCH_LEVELS);
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
 struct batch_walk {
 	struct event_place place;
-	__u64 events;	      /* address of the first event to count */
-	struct scratch *copy; /* the events copied, or NULL */
+	struct scratch *copy; /* the events copied */
 	__u32 first;	      /* index of the first event to count in copy */
 };
 
 static int count_event(__u32 index, struct batch_walk *walk)
 {
 	struct event_place *place = &walk->place;
-	struct optrace_event event;
+	struct optrace_event *event;
+	__u32 at = index + walk->first;
 
-	/* Counted in the map, not in walk: a counter on the stack would keep
-	 * the verifier from seeing the loop's iterations as alike. */
-	if (walk->copy) {
-		__u32 at = index + walk->first;
-
-		if (at >= OPTRACE_BATCH_EVENTS)
-			return 1;
-		event = walk->copy->events[at];
-	} else if (read_event(&event, walk->events, index)) {
-		count_loss(STAT_LOSS_BATCH_BAD);
+	/* Read in place: the walk has no stack to spare for a copy. */
+	if (!walk->copy || at >= OPTRACE_BATCH_EVENTS)
+		return 1;
+	event = &walk->copy->events[at];
+	if (!in_window(event->time_ns))
 		return 0;
-	}
-	if (!in_window(event.time_ns))
-		return 0;
-	switch (event.kind) {
+	switch (event->kind) {
 	case OPTRACE_EVENT_OP_BEGIN:
-		on_op_begin(place, event.time_ns, event.id, event.a, event.medium, event.b);
+		on_op_begin(place, event->time_ns, event->id, event->a, event->medium, event->b);
 		break;
 	case OPTRACE_EVENT_OP_END:
-		on_op_end(place, event.time_ns, event.id, event.small);
+		on_op_end(place, event->time_ns, event->id, event->small);
 		break;
 	case OPTRACE_EVENT_OP_MODE:
-		on_op_mode(place, event.id, event.small, event.medium);
+		on_op_mode(place, event->id, event->small, event->medium);
 		break;
 	case OPTRACE_EVENT_OP_FALLBACK:
-		on_op_fallback(place, event.id, event.small, event.b);
+		on_op_fallback(place, event->id, event->small, event->b);
 		break;
 	case OPTRACE_EVENT_TASK_LAUNCH:
-		on_task_launch(place, event.id, event.a, event.c, event.b, event.medium);
+		on_task_launch(place, event->id, event->a, event->c, event->b, event->medium);
 		break;
 	case OPTRACE_EVENT_TASK_BEGIN:
-		on_task_begin(place, event.time_ns, event.id, event.medium, event.small, event.b,
-			      event.c);
+		on_task_begin(place, event->time_ns, event->id, event->medium, event->small, event->b,
+			      event->c);
 		break;
 	case OPTRACE_EVENT_TASK_END:
-		on_task_end(place, event.time_ns, event.id, event.medium);
+		on_task_end(place, event->time_ns, event->id, event->medium);
 		break;
 	case OPTRACE_EVENT_WAIT_BEGIN:
-		on_wait_begin(place, event.time_ns, event.small);
+		on_wait_begin(place, event->time_ns, event->small);
 		break;
 	case OPTRACE_EVENT_WAIT_END:
-		on_wait_end(place, event.time_ns, event.small);
+		on_wait_end(place, event->time_ns, event->small);
+		break;
+	case OPTRACE_EVENT_GPU_LAUNCH:
+		on_gpu_launch(place, (__u32)event->id);
 		break;
 	default:
 		count_loss(STAT_LOSS_BATCH_BAD); /* a kind from a newer library, or garbage */
@@ -811,7 +1223,6 @@ static __always_inline int count_batch(__u32 tgid, __u32 tid, __u64 buffer, __u6
 	};
 	struct thread_state *state;
 	__u64 skip = 0, size;
-	__u32 zero = 0;
 
 	if (count == 0 || count > OPTRACE_BATCH_EVENTS) {
 		count_losses(STAT_LOSS_BATCH_BAD, count ? count : 1);
@@ -848,9 +1259,13 @@ static __always_inline int count_batch(__u32 tgid, __u32 tid, __u64 buffer, __u6
 			return 0; /* counted by the others meanwhile */
 	}
 	walk.place.state = state;
-	walk.events = events + skip * sizeof(struct optrace_event);
-	walk.copy = bpf_map_lookup_elem(&scratch, &zero);
-	if (walk.copy && __sync_val_compare_and_swap(&walk.copy->busy, 0, 1) == 0) {
+#pragma unroll
+	for (__u32 level = 0; level < SCRATCH_LEVELS; level++) {
+		__u32 key = level;
+
+		walk.copy = bpf_map_lookup_elem(&scratch, &key);
+		if (!walk.copy || __sync_val_compare_and_swap(&walk.copy->busy, 0, 1))
+			continue;
 		size = (__u64)count * sizeof(struct optrace_event);
 		/* From the process, or (inject_batch) from optrace's own memory. */
 		if (size > sizeof(walk.copy->events) ||
@@ -864,8 +1279,7 @@ static __always_inline int count_batch(__u32 tgid, __u32 tid, __u64 buffer, __u6
 		walk.copy->busy = 0;
 		return 0;
 	}
-	walk.copy = NULL;
-	bpf_loop(count - (__u32)skip, count_event, &walk, 0);
+	count_losses(STAT_LOSS_BATCH_BAD, count - (__u32)skip);
 	return 0;
 }
 

@@ -9,14 +9,16 @@
 
 #include <optrace/gpu.h>
 
+#include "batch.h"
 #include "optrace_gpu_probes.h"
+#include "optrace_probes.h"
 
 bool optrace_gpu_enabled(void)
 {
 	return OPTRACE_GPU_KERNEL_ENABLED() || OPTRACE_GPU_MEMCPY_ENABLED() ||
 	       OPTRACE_GPU_MEMSET_ENABLED() || OPTRACE_GPU_API_ENABLED() ||
 	       OPTRACE_GPU_SYNC_ENABLED() || OPTRACE_GPU_KERNEL_NAME_ENABLED() ||
-	       OPTRACE_GPU_DROPPED_ENABLED();
+	       OPTRACE_GPU_DROPPED_ENABLED() || OPTRACE_GPU_LAUNCH_ENABLED();
 }
 
 unsigned int optrace_gpu_tracers(void)
@@ -65,6 +67,42 @@ void optrace_gpu_kernel_name(uint32_t name_id, const char *name)
 
 void optrace_gpu_dropped(uint64_t count)
 {
+	optrace_gpu_dropped_from(count, OPTRACE_GPU_DROP_ACTIVITY_BUFFER);
+}
+
+void optrace_gpu_dropped_from(uint64_t count, int source)
+{
 	if (OPTRACE_GPU_DROPPED_ENABLED())
-		OPTRACE_GPU_DROPPED(count);
+		OPTRACE_GPU_DROPPED(count, (uint32_t)source);
+}
+
+/*
+ * A fast-path tracer of device activity (any activity probe armed, and the
+ * batch probe) gets the launch in the thread's batch, in order with its
+ * operations and tasks, for no trap; a per-event tracer arms the launch
+ * probe itself.
+ */
+bool optrace_gpu_launch(uint32_t correlation_id, int api_kind)
+{
+	bool kept = true;
+
+	if (OPTRACE_BATCH_ENABLED() && (OPTRACE_GPU_KERNEL_ENABLED() ||
+					OPTRACE_GPU_MEMCPY_ENABLED() ||
+					OPTRACE_GPU_MEMSET_ENABLED())) {
+		struct thread_state *t = &optrace_thread;
+		struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_GPU_LAUNCH);
+
+		if (event) {
+			event->small = (uint8_t)api_kind;
+			event->medium = 0;
+			event->id = correlation_id;
+			event->a = event->b = event->c = 0;
+			optrace_batch_commit(t, event);
+		} else {
+			kept = false;
+		}
+	}
+	if (OPTRACE_GPU_LAUNCH_ENABLED())
+		OPTRACE_GPU_LAUNCH(correlation_id, (uint32_t)api_kind);
+	return kept;
 }

@@ -14,5 +14,6 @@ provider optrace_gpu {
 	probe api(const void *record);
 	probe sync(const void *record);
 	probe kernel_name(uint32_t name_id, const char *name);
-	probe dropped(uint64_t count);
+	probe dropped(uint64_t count, uint32_t source);
+	probe launch(uint32_t correlation_id, uint32_t api_kind);
 };

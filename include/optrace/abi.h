@@ -95,6 +95,7 @@ enum optrace_event_kind {
 	OPTRACE_EVENT_TASK_END = 7,
 	OPTRACE_EVENT_WAIT_BEGIN = 8,
 	OPTRACE_EVENT_WAIT_END = 9,
+	OPTRACE_EVENT_GPU_LAUNCH = 10, /* optrace_gpu_launch(): a CUDA call that launches */
 	OPTRACE_EVENT__COUNT
 };
 
@@ -113,9 +114,13 @@ enum optrace_event_kind {
  *   task_end      task    status          point         -          -         -
  *   wait_begin    op      wait kind       -             -          -         -
  *   wait_end      op      wait kind       -             -          -         -
+ *   gpu_launch    corr.   api kind        -             -          -         -
  *
  * task_begin carries its task's name and root op's name (0 if unknown), so
  * that a worker's batch makes sense before the launching thread's arrives.
+ * gpu_launch carries CUPTI's correlation id of a CUDA call that launches
+ * device work, and enum optrace_gpu_api_kind: in the thread's own order, it
+ * ties the kernels and copies of that call to the frame open there.
  */
 struct optrace_event {
 	uint64_t time_ns;

@@ -17,8 +17,10 @@
 #ifndef OPTRACE_GPU_H
 #define OPTRACE_GPU_H
 
+#ifndef __bpf__ /* BPF programs bring the fixed-width types themselves */
 #include <stdbool.h>
 #include <stdint.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -214,6 +216,26 @@ void optrace_gpu_record(const void *record);
 void optrace_gpu_kernel_name(uint32_t name_id, const char *name);
 /* The producer dropped count records (e.g. CUPTI's buffers were full). */
 void optrace_gpu_dropped(uint64_t count);
+
+/* Where GPU records were lost (the dropped probe's second argument). */
+enum optrace_gpu_drop_source {
+	OPTRACE_GPU_DROP_ACTIVITY_BUFFER = 0, /* CUPTI's activity buffers were full */
+	OPTRACE_GPU_DROP_API_CALLBACK = 1,    /* launches the API callback could not mark */
+	OPTRACE_GPU_DROP__COUNT
+};
+/* count records lost at source (enum optrace_gpu_drop_source). */
+void optrace_gpu_dropped_from(uint64_t count, int source);
+
+/*
+ * On the thread that makes a CUDA call that launches device work (a kernel,
+ * a copy, a memset, a graph), before the work can complete: the call's
+ * CUPTI correlation id, and enum optrace_gpu_api_kind. A tracer then ties
+ * the activity records of that id to the operation or task open on the
+ * thread, in the thread's own order (the fast path's gpu_launch event, or
+ * the launch probe). False if a tracer wanted it but it could not be kept
+ * (the thread's buffer could not be set up): count it as a drop.
+ */
+bool optrace_gpu_launch(uint32_t correlation_id, int api_kind);
 
 #define OPTRACE_GPU_CHECK_SIZE(type, n) _Static_assert(sizeof(type) == (n), #type " size")
 #ifndef __cplusplus

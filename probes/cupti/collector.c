@@ -102,6 +102,7 @@ int gpu_collector_init(struct gpu_collector *c, const struct cupti_api *api, boo
 	pthread_mutex_init(&c->wake_lock, NULL);
 	pthread_cond_init(&c->wake, NULL);
 	atomic_init(&c->active, false);
+	atomic_init(&c->launch_drops, 0);
 	current = c;
 	return 0;
 }
@@ -109,6 +110,87 @@ int gpu_collector_init(struct gpu_collector *c, const struct cupti_api *api, boo
 static bool wanted(struct gpu_collector *c)
 {
 	return c->to_file || (c->armed && c->armed());
+}
+
+bool gpu_call_launches(const char *function)
+{
+	static const char *const prefixes[] = {
+		"cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaGraphLaunch",
+		"cuLaunch",   "cuMemcpy",   "cuMemset",	  "cuGraphLaunch",
+	};
+
+	for (size_t i = 0; function && i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		if (!strncmp(function, prefixes[i], strlen(prefixes[i])))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * CUPTI's API callback, on the thread that makes the call, at its entry:
+ * a call that launches is marked there, before its work can complete.
+ */
+static void CUPTIAPI on_api_call(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId id,
+				 const void *info)
+{
+	struct gpu_collector *c = userdata;
+	const CUpti_CallbackData *call = info;
+	int api_kind = domain == CUPTI_CB_DOMAIN_DRIVER_API ? OPTRACE_GPU_API_DRIVER
+							    : OPTRACE_GPU_API_RUNTIME;
+
+	(void)id;
+	if ((domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) ||
+	    !call || call->callbackSite != CUPTI_API_ENTER || !gpu_call_launches(call->functionName))
+		return;
+	if (!c->probes.launch(c->probes.ctx, call->correlationId, api_kind))
+		atomic_fetch_add(&c->launch_drops, 1);
+}
+
+/* Launches the sink could not keep, reported as drops of the API callback. */
+static void report_launch_drops(struct gpu_collector *c)
+{
+	uint64_t lost = atomic_exchange(&c->launch_drops, 0);
+
+	if (lost && c->probes.dropped_from)
+		c->probes.dropped_from(c->probes.ctx, lost, OPTRACE_GPU_DROP_API_CALLBACK);
+}
+
+/*
+ * Under state_lock. Held only while armed: dormant, the collector leaves
+ * CUPTI's one subscriber place to other profilers.
+ */
+static void subscribe_launches(struct gpu_collector *c)
+{
+	const struct cupti_api *api = c->api;
+	CUptiResult result;
+
+	if (!api->subscribe || !api->enable_domain || !c->probes.launch)
+		return;
+	result = api->subscribe(&c->subscriber, on_api_call, c);
+	if (result != CUPTI_SUCCESS) {
+		warn_cupti(c, "cuptiSubscribe (launches are not marked: optrace stat cannot "
+			      "attribute GPU time; report uses the API records)",
+			   result);
+		return;
+	}
+	c->subscribed = true;
+	result = api->enable_domain(1, c->subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+	if (result == CUPTI_SUCCESS)
+		result = api->enable_domain(1, c->subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+	if (result != CUPTI_SUCCESS)
+		warn_cupti(c, "cuptiEnableDomain", result);
+}
+
+static void unsubscribe_launches(struct gpu_collector *c)
+{
+	CUptiResult result;
+
+	if (!c->subscribed)
+		return;
+	result = c->api->unsubscribe(c->subscriber);
+	if (result != CUPTI_SUCCESS)
+		warn_cupti(c, "cuptiUnsubscribe", result);
+	c->subscribed = false;
 }
 
 /* Under state_lock. */
@@ -152,6 +234,7 @@ static void arm(struct gpu_collector *c)
 		else
 			warn_cupti(c, "cuptiActivityEnable", result);
 	}
+	subscribe_launches(c);
 	atomic_store(&c->active, true);
 }
 
@@ -164,6 +247,7 @@ static void disarm(struct gpu_collector *c)
 	const struct cupti_api *api = c->api;
 	CUptiResult result;
 
+	unsubscribe_launches(c);
 	for (unsigned int i = 0; i < gpu_activity_kind_count; i++) {
 		if (!(c->enabled_mask & (1u << i)))
 			continue;
@@ -343,6 +427,7 @@ void CUPTIAPI gpu_buffer_completed(CUcontext context, uint32_t stream_id, uint8_
 		    CUPTI_SUCCESS &&
 	    dropped)
 		sink_dropped(c, dropped);
+	report_launch_drops(c);
 	/* The buffer's records as whole blocks: a process killed later leaves them. */
 	if (c->to_file)
 		gpu_file_flush(&c->file);

@@ -34,6 +34,12 @@ struct cupti_api {
 							size_t *dropped);
 	CUptiResult (*get_result_string)(CUptiResult result, const char **text);
 	CUptiResult (*set_thread_id_type)(CUpti_ActivityThreadIdType type);
+	/* The callback API, for launches on their threads; NULL: not marked. */
+	CUptiResult (*subscribe)(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
+				 void *userdata);
+	CUptiResult (*unsubscribe)(CUpti_SubscriberHandle subscriber);
+	CUptiResult (*enable_domain)(uint32_t enable, CUpti_SubscriberHandle subscriber,
+				     CUpti_CallbackDomain domain);
 };
 
 /* The activity kinds enabled while armed, in the order they are enabled. */
@@ -62,6 +68,10 @@ struct gpu_collector {
 	bool shut_down;
 	uint32_t enabled_mask; /* bit i: gpu_activity_kinds[i] is enabled */
 	atomic_bool active;
+	/* Subscribed to CUPTI's API callbacks while armed: launches are marked. */
+	CUpti_SubscriberHandle subscriber;
+	bool subscribed;
+	atomic_uint_fast64_t launch_drops; /* launches the sink could not keep, not reported yet */
 
 	pthread_mutex_t decode_lock; /* buffer completion; never held with state_lock wanted */
 	struct gpu_decoder decoder;
@@ -93,6 +103,9 @@ int gpu_collector_start_poller(struct gpu_collector *c, unsigned int interval_ms
 void gpu_collector_shutdown(struct gpu_collector *c);
 /* Frees what init allocated (tests; the library keeps names for good). */
 void gpu_collector_free(struct gpu_collector *c);
+
+/* True for a CUDA runtime or driver function that launches device work. */
+bool gpu_call_launches(const char *function);
 
 /* CUPTI's callbacks, for the current collector. */
 void CUPTIAPI gpu_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);

@@ -61,6 +61,18 @@ static void fire_dropped(void *ctx, uint64_t count)
 	optrace_gpu_dropped(count);
 }
 
+static bool fire_launch(void *ctx, uint32_t correlation_id, int api_kind)
+{
+	(void)ctx;
+	return optrace_gpu_launch(correlation_id, api_kind);
+}
+
+static void fire_dropped_from(void *ctx, uint64_t count, int source)
+{
+	(void)ctx;
+	optrace_gpu_dropped_from(count, source);
+}
+
 static void *open_cupti(void)
 {
 	static const char *const places[] = {
@@ -173,6 +185,9 @@ static int load_cupti(struct cupti_api *api)
 	LOAD(activity_get_num_dropped_records, cuptiActivityGetNumDroppedRecords);
 	LOAD(get_result_string, cuptiGetResultString);
 	LOAD(set_thread_id_type, cuptiSetThreadIdType);
+	LOAD(subscribe, cuptiSubscribe);
+	LOAD(unsubscribe, cuptiUnsubscribe);
+	LOAD(enable_domain, cuptiEnableDomain);
 	/* The records are decoded with this build's layouts. */
 	if (api->get_version(&version) != CUPTI_SUCCESS || version < CUPTI_API_VERSION) {
 		init_failed("CUPTI API version %u, built for %u or later", version,
@@ -199,6 +214,8 @@ static int initialize(void)
 		.record = fire_record,
 		.kernel_name = fire_kernel_name,
 		.dropped = fire_dropped,
+		.launch = fire_launch,
+		.dropped_from = fire_dropped_from,
 	};
 	const char *file = getenv("OPTRACE_GPU_FILE");
 	int err;

@@ -533,7 +533,8 @@ START_TEST(test_report_names_printable)
 	ck_assert_int_eq(gpu_index_seal(&gpu), 0);
 	profile_set_gpu(&profile, &gpu);
 	profile_finish(&profile);
-	gpu_report_print(out, &report, &profile);
+	gpu_report_summarize(&report, &profile, 0);
+	gpu_report_print(out, &report);
 	fclose(out);
 	ck_assert_msg(!strchr(text, '\x1b') && !strstr(text, "\nFAKE"), "%s", text);
 	ck_assert_msg(strstr(text, "evil?FAKE ROW 9?[31m?"), "%s", text);
@@ -566,7 +567,8 @@ START_TEST(test_report_by_launching_helper)
 	add_api(MAIN, 2, 800, 0); /* the root itself */
 	add_kernel(2, 2000, 0);
 	feed_ops();
-	gpu_report_print(out, &report, &profile);
+	gpu_report_summarize(&report, &profile, 0);
+	gpu_report_print(out, &report);
 	fclose(out);
 	ck_assert_msg(strstr(text, "np.mean via np.sum"), "%s", text);
 	ck_assert_msg(strstr(text, "\nnp.mean   "), "%s", text);

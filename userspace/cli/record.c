@@ -33,7 +33,7 @@
 #include "bpf/events.h"
 #include "record.skel.h"
 #include "trace/tracer.h"
-#include "trace/inject.h"
+#include "cli/cuda.h"
 
 #define POLL_MS 10
 #define FLUSH_MS 1000
@@ -412,7 +412,8 @@ static void print_status(const struct recorder *recorder, const uint64_t *losses
 		final ? "" : "\r", (unsigned long long)recorder->events,
 		recorder->bytes / (1024.0 * 1024.0),
 		(unsigned long long)(losses[RECORD_LOSS_RINGBUF_FULL] +
-				     losses[RECORD_LOSS_STRING_DROPPED]),
+				     losses[RECORD_LOSS_STRING_DROPPED] +
+				     losses[RECORD_LOSS_GPU_RINGBUF_FULL]),
 		seconds > 0 ? recorder->events / seconds : 0.0, final ? "\n" : "   ");
 }
 
@@ -463,88 +464,6 @@ static char *describe_running_targets(void)
 	return text;
 }
 
-/* Unarmed, their semaphores keep CUPTI (and its cost to the target) off. */
-static void skip_gpu_programs(struct bpf_object *obj)
-{
-	struct bpf_program *prog;
-
-	bpf_object__for_each_program (prog, obj) {
-		if (!strncmp(bpf_program__name(prog), "gpu_", 4))
-			bpf_program__set_autoload(prog, false);
-	}
-}
-
-/*
- * --cuda -p: each running process gets the collector now, through ptrace
- * (trace/inject.c), unless it has it already. The one named by
- * CUDA_INJECTION64_PATH when set, else the one beside the liboptrace the
- * process maps, else beside optrace's. A process it cannot go into is
- * refused (said why, left running as it was) before anything is recorded.
- */
-static int load_collector_live(void)
-{
-	const char *given = getenv("CUDA_INJECTION64_PATH");
-	char buffer[PATH_MAX], why[INJECT_WHY_SIZE];
-	const char *fallback = tracer_options.library;
-	int err;
-
-	if (!fallback)
-		fallback = default_liboptrace(buffer, sizeof(buffer));
-	for (int i = 0; i < tracer_options.pid_count; i++) {
-		pid_t pid = tracer_options.pids[i];
-
-		err = inject_cuda_collector(pid, given && *given ? given : NULL, fallback, why,
-					    sizeof(why));
-		if (err < 0) {
-			diag("--cuda: %s", why);
-			return err;
-		}
-		if (err == INJECT_ALREADY && why[0])
-			diag("--cuda: %s", why);
-		else if (err == INJECT_ALREADY && verbose)
-			diag("--cuda: process %d has liboptrace-cupti already", pid);
-		else if (err == INJECT_LOADED && verbose)
-			diag("--cuda: %s", why);
-		if (err == INJECT_LOADED && !env.quiet)
-			fprintf(stderr, "Loaded liboptrace-cupti into process %d.\n", pid);
-	}
-	return 0;
-}
-
-/*
- * --cuda: the command inherits CUDA_INJECTION64_PATH naming the GPU collector
- * installed beside liboptrace (whose probes it fires). One already set wins.
- * Running processes (-p) get it now (load_collector_live).
- */
-static int inject_collector(void)
-{
-	char path[PATH_MAX];
-	const char *slash;
-
-	if (tracer_options.all) {
-		diag("--cuda loads the collector into the processes of -p PID or -- COMMAND, "
-		     "not into every process (-a)");
-		return -EINVAL;
-	}
-	if (!tracer_options.command)
-		return load_collector_live();
-	if (getenv("CUDA_INJECTION64_PATH"))
-		return 0;
-	slash = strrchr(tracer_options.library, '/');
-	snprintf(path, sizeof(path), "%.*s/liboptrace-cupti.so",
-		 slash ? (int)(slash - tracer_options.library) : 1,
-		 slash ? tracer_options.library : ".");
-	if (access(path, R_OK)) {
-		diag("no %s: it is built only where CUPTI's headers are found "
-		     "(CUDA_HOME); or set CUDA_INJECTION64_PATH yourself",
-		     path);
-		return -ENOENT;
-	}
-	if (verbose)
-		diag("CUDA_INJECTION64_PATH=%s", path);
-	return setenv("CUDA_INJECTION64_PATH", path, 1) ? -errno : 0;
-}
-
 int cmd_record(int argc, char **argv)
 {
 	static const struct argp_child children[] = { { &tracer_argp, 0, "Targets:", 1 }, {} };
@@ -581,11 +500,11 @@ int cmd_record(int argc, char **argv)
 	}
 	skel->rodata->filter_targets = tracer_options.command != NULL;
 	if (env.no_gpu)
-		skip_gpu_programs(skel->obj);
+		cuda_skip_programs(skel->obj);
 	err = bpf_map__set_max_entries(skel->maps.events, (__u32)(env.ringbuf_mb << 20));
 	err = err ?: tracer_prepare(&tracer, skel->obj);
 	if (!err && env.cuda)
-		err = inject_collector();
+		err = cuda_prepare(env.quiet);
 	if (err)
 		goto cleanup;
 	err = tracer_loaded(record_bpf__load(skel));
@@ -738,6 +657,7 @@ cleanup:
 			{ "lost.batch_missing", recorder.decoder.stats.missing },
 			{ "events.late", recorder.decoder.stats.late },
 			{ "events.duplicate", recorder.decoder.stats.duplicates },
+			{ "lost.gpu_ringbuf_full", 0 },
 		};
 		int close_err;
 
@@ -749,6 +669,7 @@ cleanup:
 		counters[4].value = losses[RECORD_LOSS_GPU_UNREADABLE];
 		counters[6].value =
 			losses[RECORD_LOSS_BATCH_BAD] + recorder.decoder.stats.malformed;
+		counters[10].value = losses[RECORD_LOSS_GPU_RINGBUF_FULL];
 		close_err = capture_close(recorder.writer, counters,
 					  sizeof(counters) / sizeof(counters[0]));
 		if (close_err && !err && !recorder.error)

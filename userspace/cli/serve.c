@@ -43,6 +43,7 @@ static struct {
 	const char *listen;
 	long retention_s;
 	bool quiet;
+	bool cuda;
 } env = { .listen = DEFAULT_LISTEN, .retention_s = DEFAULT_RETENTION_S };
 
 /*
@@ -62,7 +63,7 @@ static const char doc[] =
 	"the retention period (default 300 s), then they go.\n"
 	"\n"
 	"USAGE: optrace serve [-a | -p PID...] [--listen ADDR:PORT]\n"
-	"                     [--retention SECONDS] [-q] [-v]\n"
+	"                     [--retention SECONDS] [--cuda] [-q] [-v]\n"
 	"\n"
 	"Without -p, every process that maps liboptrace (-a). SIGINT or SIGTERM\n"
 	"ends it.\n"
@@ -71,10 +72,12 @@ static const char doc[] =
 	"    optrace serve                           # -a, on 127.0.0.1:9464\n"
 	"    optrace serve --listen :9464            # on every IPv4 address of the host\n"
 	"    optrace serve -p 1234 --listen 10.0.0.5:9500 --retention 60\n"
+	"    optrace serve --cuda -p 1234            # GPU time per operation too\n"
 	"    curl -s localhost:9464/metrics          # what Prometheus reads\n";
 
 enum {
 	OPT_RETENTION = 0x100,
+	OPT_CUDA,
 };
 
 static const struct argp_option options[] = {
@@ -82,6 +85,10 @@ static const struct argp_option options[] = {
 	  "Where to answer (default " DEFAULT_LISTEN "; :PORT: every address)", 0 },
 	{ "retention", OPT_RETENTION, "SECONDS", 0,
 	  "How long an exited process keeps its series (default 300)", 0 },
+	{ "cuda", OPT_CUDA, NULL, 0,
+	  "GPU kernels, copies and device time per operation and variant (loads "
+	  "liboptrace-cupti into -p processes that lack it)",
+	  0 },
 	{ "quiet", 'q', NULL, 0, "Print nothing on stderr but errors", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's and libmicrohttpd's messages", 0 },
 	{},
@@ -122,6 +129,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_RETENTION:
 		env.retention_s = tracer_parse_positive(arg, state, "retention");
+		return 0;
+	case OPT_CUDA:
+		env.cuda = true;
 		return 0;
 	case 'q':
 		env.quiet = true;
@@ -381,7 +391,7 @@ int cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	skel_now = skel;
-	err = stat_attach(&tracer, skel);
+	err = stat_attach(&tracer, skel, env.cuda, env.quiet);
 	if (err) {
 		close(fd);
 		goto cleanup;

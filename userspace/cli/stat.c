@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "trace/setup.h"
 #include "stat.skel.h"
+#include "cli/cuda.h"
 #include "cli/stat_live.h"
 #include "output/stat_print.h"
 #include "trace/tracer.h"
@@ -33,6 +34,7 @@ static struct {
 	int duration_s;
 	struct stat_print_options print;
 	bool top;	    /* optrace top: a live screen */
+	bool cuda;	    /* GPU activity too */
 	bool cumulative;    /* top: totals since start, not per interval */
 	bool timestamps;    /* -T: each interval's report starts with the time */
 	bool quiet;	    /* -q: nothing on stderr but errors */
@@ -59,7 +61,8 @@ static const char stat_doc[] =
 	"    optrace stat -p 1234 -T 5 3        # every 5 s, three times, timestamped\n"
 	"    optrace stat -a                    # every process mapping liboptrace\n"
 	"    optrace stat --json -o s.json -- ./app -n 10 # a command and its children\n"
-	"    optrace stat --show-helpers -p 1234 # helpers under their callers\n";
+	"    optrace stat --show-helpers -p 1234 # helpers under their callers\n"
+	"    optrace stat --cuda -p 1234 -d 10  # GPU time per operation and variant\n";
 
 static const char top_doc[] =
 	"A live screen of the operations of running runtimes, slowest first,\n"
@@ -72,11 +75,13 @@ static const char top_doc[] =
 	"EXAMPLES:\n"
 	"    optrace top -p 1234        # one process, per-second view\n"
 	"    optrace top -a -C 2        # every runtime, totals since start, every 2 s\n"
-	"    optrace top -p 1234 -d 60  # for a minute\n";
+	"    optrace top -p 1234 -d 60  # for a minute\n"
+	"    optrace top --cuda -p 1234 # with GPU time\n";
 
 enum {
 	OPT_JSON = 0x100,
 	OPT_SHOW_HELPERS,
+	OPT_CUDA,
 };
 
 static const struct argp_option stat_options[] = {
@@ -89,6 +94,10 @@ static const struct argp_option stat_options[] = {
 	  "stdout)",
 	  0 },
 	{ "timestamp", 'T', NULL, 0, "Start each interval's report with the time", 0 },
+	{ "cuda", OPT_CUDA, NULL, 0,
+	  "GPU kernels, copies and their device time per operation and variant "
+	  "(loads liboptrace-cupti into -p processes that lack it)",
+	  0 },
 	{ "quiet", 'q', NULL, 0, "Print nothing on stderr but errors", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
 	{},
@@ -97,6 +106,8 @@ static const struct argp_option stat_options[] = {
 static const struct argp_option top_options[] = {
 	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
 	{ "cumulative", 'C', NULL, 0, "Totals since start instead of per interval", 0 },
+	{ "cuda", OPT_CUDA, NULL, 0, "GPU device time per operation (loads liboptrace-cupti)",
+	  0 },
 	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
 	  0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
@@ -131,6 +142,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_SHOW_HELPERS:
 		env.print.show_helpers = true;
+		return 0;
+	case OPT_CUDA:
+		env.cuda = true;
 		return 0;
 	case ARGP_KEY_ARG:
 		if (positional == 0)
@@ -294,7 +308,7 @@ static int run(int argc, char **argv, const struct argp *argp)
 	if (!skel)
 		return 1;
 	tracer_now = &tracer;
-	err = stat_attach(&tracer, skel);
+	err = stat_attach(&tracer, skel, env.cuda, env.quiet || env.top);
 	if (err)
 		goto cleanup;
 	if (!env.print.json && !tracer_options.command && !env.top && !env.quiet)
@@ -330,6 +344,8 @@ static int run(int argc, char **argv, const struct argp *argp)
 	/* top's screen is already up to date; stat prints what it counted. */
 	if (!env.top) {
 		skel->data->stop_ns = tracer_now_ns(); /* nothing after the stop counts */
+		if (env.cuda)
+			cuda_linger(&tracer);
 		err = print_snapshot(skel, env.interval_s != 0);
 	}
 

@@ -18,6 +18,7 @@
 #include "stat.skel.h"
 #include "trace/batch_read.h"
 #include "trace/targets.h"
+#include "cli/cuda.h"
 #include "cli/stat_live.h"
 #include "cli/stat_read.h"
 #include "trace/runtime_info.h"
@@ -34,12 +35,16 @@ struct stat_bpf *stat_open(void)
 	return skel;
 }
 
-int stat_attach(struct tracer *tracer, struct stat_bpf *skel)
+int stat_attach(struct tracer *tracer, struct stat_bpf *skel, bool cuda, bool quiet)
 {
 	int err;
 
 	skel->rodata->filter_targets = tracer_options.command != NULL;
+	if (!cuda)
+		cuda_skip_programs(skel->obj);
 	err = tracer_prepare(tracer, skel->obj);
+	if (!err && cuda)
+		err = cuda_prepare(quiet);
 	if (err)
 		return err;
 	err = tracer_loaded(stat_bpf__load(skel));

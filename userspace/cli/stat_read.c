@@ -32,6 +32,21 @@ static void sum_launch(void *into, const void *cpu_value)
 	total->points += value->points;
 }
 
+static void sum_gpu(void *into, const void *cpu_value)
+{
+	struct gpu_totals *total = into;
+	const struct gpu_totals *value = cpu_value;
+
+	total->kernels += value->kernels;
+	total->copies += value->copies;
+	total->memsets += value->memsets;
+	total->gpu_ns += value->gpu_ns;
+	total->bytes += value->bytes;
+	total->invalid_times += value->invalid_times;
+	if (value->max_ns > total->max_ns)
+		total->max_ns = value->max_ns;
+}
+
 static void sum_u64(void *into, const void *cpu_value)
 {
 	*(__u64 *)into += *(const __u64 *)cpu_value;
@@ -115,6 +130,69 @@ static int read_map(int fd, size_t key_size, size_t value_size, size_t value_off
 	return 0;
 }
 
+/*
+ * Activities whose launch has not come: one row per process. Only at the
+ * end (not clear): in an interval their launch may still come.
+ */
+static int read_unlaunched(int fd, struct stat_snapshot *snapshot)
+{
+	struct gpu_correlation_key key, next;
+	struct gpu_correlation value;
+	void *previous = NULL;
+
+	while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+		struct gpu_row *row = NULL;
+
+		key = next;
+		previous = &key;
+		if (bpf_map_lookup_elem(fd, &key, &value) || value.launched ||
+		    !(value.waiting.kernels + value.waiting.copies + value.waiting.memsets))
+			continue;
+		for (size_t i = 0; i < snapshot->gpu_count && !row; i++) {
+			if (snapshot->gpus[i].key.tgid == key.tgid &&
+			    snapshot->gpus[i].key.op_name == STAT_GPU_NOT_LAUNCHED)
+				row = &snapshot->gpus[i];
+		}
+		if (!row) {
+			struct gpu_row *grown = realloc(snapshot->gpus, (snapshot->gpu_count + 1) *
+										sizeof(*grown));
+
+			if (!grown)
+				return -ENOMEM;
+			snapshot->gpus = grown;
+			row = &grown[snapshot->gpu_count++];
+			memset(row, 0, sizeof(*row));
+			row->key = (struct gpu_key){ .tgid = key.tgid,
+						     .variant = STAT_GPU_NO_VARIANT,
+						     .op_name = STAT_GPU_NOT_LAUNCHED };
+		}
+		sum_gpu(&row->totals, &value.waiting);
+	}
+	return 0;
+}
+
+static int read_gpu(struct stat_bpf *skel, struct stat_snapshot *snapshot, bool clear)
+{
+	int err;
+
+	snapshot->gpu_traced = bpf_program__fd(skel->progs.gpu_kernel) >= 0;
+	snapshot->has_gpu = snapshot->gpu_traced;
+	if (!snapshot->gpu_traced)
+		return 0;
+	err = read_map(bpf_map__fd(skel->maps.gpu_stats), sizeof(struct gpu_key),
+		       sizeof(struct gpu_totals), offsetof(struct gpu_row, totals),
+		       sizeof(struct gpu_row), sum_gpu, clear, (void **)&snapshot->gpus,
+		       &snapshot->gpu_count);
+	err = err
+		      ?: read_map(bpf_map__fd(skel->maps.gpu_drops), sizeof(struct gpu_drop_key),
+				  sizeof(__u64), offsetof(struct gpu_drop_row, count),
+				  sizeof(struct gpu_drop_row), sum_u64, clear,
+				  (void **)&snapshot->gpu_drops, &snapshot->gpu_drop_count);
+	if (!err && !clear)
+		err = read_unlaunched(bpf_map__fd(skel->maps.gpu_correlations), snapshot);
+	return err;
+}
+
 int stat_snapshot_read(struct stat_bpf *skel, struct stat_snapshot *snapshot, bool clear)
 {
 	int cpus = libbpf_num_possible_cpus(), err;
@@ -156,6 +234,7 @@ int stat_snapshot_read(struct stat_bpf *skel, struct stat_snapshot *snapshot, bo
 				  sizeof(struct process_info), offsetof(struct process_row, info),
 				  sizeof(struct process_row), NULL, false,
 				  (void **)&snapshot->processes, &snapshot->process_count);
+	err = err ?: read_gpu(skel, snapshot, clear);
 	if (err)
 		goto fail;
 

@@ -41,6 +41,8 @@ void stat_snapshot_free(struct stat_snapshot *snapshot)
 		free(snapshot->more_losses[i].name);
 	free(snapshot->more_losses);
 	free(snapshot->processes);
+	free(snapshot->gpus);
+	free(snapshot->gpu_drops);
 	free(snapshot->ops);
 	free(snapshot->tasks);
 	free(snapshot->launches);
@@ -222,6 +224,12 @@ static void work_from_tasks(const struct stat_snapshot *snapshot, __u32 tgid, st
 			continue;
 		s->work.task_ns += row->latency.total_ns;
 		s->work.task_runs += row->latency.count;
+	}
+	for (size_t i = 0; s->work_known && i < snapshot->gpu_count; i++) {
+		const struct gpu_row *row = &snapshot->gpus[i];
+
+		if (row->key.tgid == tgid && row->key.root_name == s->name)
+			s->work.gpu_ns += row->totals.gpu_ns;
 	}
 }
 

@@ -64,6 +64,20 @@ struct wait_row {
 	struct durations *durations;
 };
 
+/* GPU activity per operation and variant (bpf/aggregates.h's gpu_key). */
+struct gpu_row {
+	struct gpu_key key;
+	struct gpu_totals totals;
+};
+
+/* A gpu_row's op_name for activities whose launch never came (root_name 0). */
+#define STAT_GPU_NOT_LAUNCHED 2
+
+struct gpu_drop_row {
+	struct gpu_drop_key key;
+	__u64 count;
+};
+
 struct string_row {
 	struct string_key key;
 	struct string_value value;
@@ -107,6 +121,12 @@ struct stat_snapshot {
 	size_t wait_count;
 	struct string_row *strings;
 	size_t string_count;
+	/* stat --cuda: GPU activity, and GPU records lost by where. */
+	bool gpu_traced;
+	struct gpu_row *gpus;
+	size_t gpu_count;
+	struct gpu_drop_row *gpu_drops;
+	size_t gpu_drop_count;
 	__u64 losses[STAT_LOSS__COUNT];
 	/* More losses, printed after those (JSON: every one, even 0). */
 	struct stat_more_loss *more_losses;

@@ -132,6 +132,128 @@ void gpu_report_add(struct gpu_report *report, const struct profile *profile,
 	count(row, gpu->activity);
 }
 
+static void add_totals(struct gpu_report_row *row, const struct gpu_totals *totals)
+{
+	row->kernels += totals->kernels;
+	row->copies += totals->copies;
+	row->memsets += totals->memsets;
+	row->gpu_ns += totals->gpu_ns;
+	row->bytes += totals->bytes;
+	if (totals->max_ns > row->max_ns)
+		row->max_ns = totals->max_ns;
+}
+
+/* The name of a stat row's operation, as report names its rows. */
+static const char *stat_row_op(const struct stat_snapshot *snapshot, const struct gpu_key *key,
+			       char *buffer, size_t size)
+{
+	if (key->root_name)
+		return stat_string(snapshot, key->tgid, key->root_name, buffer, size);
+	return key->op_name == STAT_GPU_NOT_LAUNCHED ? NO_LAUNCH : OUTSIDE_OPS;
+}
+
+int gpu_report_from_stat(struct gpu_report *report, const struct stat_snapshot *snapshot,
+			 __u32 tgid)
+{
+	struct gpu_summary *summary = &report->summary;
+
+	report->present = snapshot->gpu_traced;
+	summary->ring_buffer = "kernel_maps";
+	for (size_t i = 0; i < snapshot->gpu_count; i++) {
+		const struct gpu_row *row = &snapshot->gpus[i];
+		const struct gpu_key *key = &row->key;
+		char op[STAT_TEXT_MAX], helper[STAT_TEXT_MAX];
+		const char *launched_by = NULL;
+		uint64_t activities;
+		struct gpu_report_row *out;
+
+		if (key->tgid != tgid)
+			continue;
+		if (report->show_helpers && key->root_name && key->op_name)
+			launched_by = key->op_name == STAT_OP_NOT_SEEN
+					      ? "(launch not seen)"
+					      : stat_string(snapshot, tgid, key->op_name, helper,
+							    sizeof(helper));
+		out = row_for(&report->ops, stat_row_op(snapshot, key, op, sizeof(op)), launched_by,
+			      key->variant == STAT_GPU_NO_VARIANT ? -1 : (int)key->variant);
+		if (!out)
+			return -ENOMEM;
+		add_totals(out, &row->totals);
+		activities = row->totals.kernels + row->totals.copies + row->totals.memsets;
+		summary->kernels += row->totals.kernels;
+		summary->copies += row->totals.copies;
+		summary->memsets += row->totals.memsets;
+		summary->invalid_times += row->totals.invalid_times;
+		if (key->root_name)
+			summary->in_ops += activities;
+		else if (key->op_name == STAT_GPU_NOT_LAUNCHED)
+			summary->unlaunched += activities;
+		else
+			summary->outside += activities;
+	}
+	for (size_t i = 0; i < snapshot->gpu_drop_count; i++) {
+		const struct gpu_drop_row *row = &snapshot->gpu_drops[i];
+
+		if (row->key.tgid != tgid)
+			continue;
+		if (row->key.source == STAT_GPU_DROP_MALFORMED)
+			summary->malformed += row->count;
+		else if (row->key.source < GPU_DROP_SOURCES)
+			summary->dropped[row->key.source] += row->count;
+	}
+	return 0;
+}
+
+void gpu_report_summarize(struct gpu_report *report, const struct profile *profile,
+			  uint64_t ring_buffer_lost)
+{
+	struct gpu_summary *summary = &report->summary;
+	const struct gpu_index_stats *s;
+
+	report->present = profile->gpu != NULL;
+	if (!profile->gpu)
+		return;
+	s = &profile->gpu->stats;
+	*summary = (struct gpu_summary){
+		.kernels = s->kernels,
+		.copies = s->copies,
+		.memsets = s->memsets,
+		.in_ops = profile->stats.gpu_in_ops,
+		.outside = profile->stats.gpu_outside,
+		.unlaunched = profile->stats.gpu_unlaunched,
+		.invalid_times = s->invalid_times,
+		.malformed = s->malformed,
+		.dropped = { s->dropped, s->dropped_launches, ring_buffer_lost },
+		.ring_buffer = "ring_buffer",
+	};
+}
+
+const char *gpu_drop_source_key(const struct gpu_summary *summary, int source)
+{
+	switch (source) {
+	case GPU_DROP_ACTIVITY_BUFFER:
+		return "activity_buffer";
+	case GPU_DROP_API_CALLBACK:
+		return "api_callback";
+	default:
+		return summary->ring_buffer ? summary->ring_buffer : "ring_buffer";
+	}
+}
+
+const char *gpu_drop_source_text(const struct gpu_summary *summary, int source)
+{
+	switch (source) {
+	case GPU_DROP_ACTIVITY_BUFFER:
+		return "dropped by CUPTI (its activity buffers were full)";
+	case GPU_DROP_API_CALLBACK:
+		return "launches the API callback could not mark";
+	default:
+		return summary->ring_buffer && strcmp(summary->ring_buffer, "ring_buffer")
+			       ? "lost in the kernel's maps (full)"
+			       : "lost in the ring buffer (optrace fell behind)";
+	}
+}
+
 static int by_gpu_time(const void *a, const void *b)
 {
 	const struct gpu_report_row *x = a, *y = b;

@@ -60,7 +60,8 @@ struct gpu_thread_launches {
 
 struct gpu_index_stats {
 	uint64_t kernels, copies, memsets, launches, syncs;
-	uint64_t dropped;	    /* records CUPTI dropped, as the producer said */
+	uint64_t dropped;	    /* records CUPTI dropped (its activity buffers), as said */
+	uint64_t dropped_launches;  /* launches the collector's API callback could not mark */
 	uint64_t malformed;	    /* records too short or of a version not read */
 	uint64_t invalid_times;	    /* activities whose times CUPTI gave as 0 or INT64_MIN */
 	uint64_t unlaunched;	    /* activities whose API record was not captured */

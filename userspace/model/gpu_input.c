@@ -51,7 +51,10 @@ int gpu_index_add_record(struct gpu_index *index, unsigned int type, const void 
 					  name->unreadable ? "(unreadable)" : text);
 	}
 	case RECORD_GPU_DROPPED:
-		index->stats.dropped += event->gpu_dropped.records;
+		if (event->gpu_dropped.source == OPTRACE_GPU_DROP_API_CALLBACK)
+			index->stats.dropped_launches += event->gpu_dropped.records;
+		else
+			index->stats.dropped += event->gpu_dropped.records;
 		return 0;
 	default:
 		return 0;

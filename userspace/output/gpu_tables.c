@@ -12,10 +12,10 @@ static const char *variant_name(int variant)
 	return variant < 0 ? "-" : optrace_variant_name(variant);
 }
 
-static void print_summary(FILE *out, const struct gpu_report *report, const struct profile *profile)
+static void print_summary(FILE *out, const struct gpu_report *report)
 {
-	const struct gpu_index_stats *s = &profile->gpu->stats;
-	uint64_t device_ns = 0;
+	const struct gpu_summary *s = &report->summary;
+	uint64_t device_ns = 0, lost = 0;
 
 	for (size_t i = 0; i < report->ops.count; i++)
 		device_ns += report->ops.rows[i].gpu_ns;
@@ -24,13 +24,23 @@ static void print_summary(FILE *out, const struct gpu_report *report, const stru
 		"%llu in operations, %llu launched outside any, %llu whose launch was not "
 		"recorded\n",
 		(unsigned long long)s->kernels, (unsigned long long)s->copies,
-		(unsigned long long)s->memsets, device_ns / 1e6,
-		(unsigned long long)profile->stats.gpu_in_ops,
-		(unsigned long long)profile->stats.gpu_outside,
-		(unsigned long long)profile->stats.gpu_unlaunched);
-	if (s->dropped)
-		fprintf(out, "LOST: CUPTI dropped %llu records (its buffers were full)\n",
-			(unsigned long long)s->dropped);
+		(unsigned long long)s->memsets, device_ns / 1e6, (unsigned long long)s->in_ops,
+		(unsigned long long)s->outside, (unsigned long long)s->unlaunched);
+	for (int i = 0; i < GPU_DROP_SOURCES; i++)
+		lost += s->dropped[i];
+	if (lost) {
+		const char *separator = "";
+
+		fputs("LOST: GPU records:", out);
+		for (int i = 0; i < GPU_DROP_SOURCES; i++) {
+			if (!s->dropped[i])
+				continue;
+			fprintf(out, "%s %llu %s", separator, (unsigned long long)s->dropped[i],
+				gpu_drop_source_text(s, i));
+			separator = ";";
+		}
+		fputc('\n', out);
+	}
 	if (s->invalid_times)
 		fprintf(out, "%llu activities had no valid CUPTI times: counted, 0 ns each\n",
 			(unsigned long long)s->invalid_times);
@@ -39,12 +49,12 @@ static void print_summary(FILE *out, const struct gpu_report *report, const stru
 			(unsigned long long)s->malformed);
 }
 
-void gpu_report_print(FILE *out, struct gpu_report *report, const struct profile *profile)
+void gpu_report_print(FILE *out, struct gpu_report *report)
 {
-	if (!profile->gpu)
+	if (!report->present)
 		return;
 	gpu_report_sort(report);
-	print_summary(out, report, profile);
+	print_summary(out, report);
 	if (report->ops.count) {
 		fprintf(out, "%-40s %-9s %8s %7s %7s %12s %12s %12s\n", "OPERATION", "VARIANT",
 			"KERNELS", "COPIES", "MEMSETS", "GPU(ms)", "MAX(us)", "BYTES");
@@ -86,25 +96,25 @@ void gpu_report_print(FILE *out, struct gpu_report *report, const struct profile
 	}
 }
 
-void gpu_report_print_json(FILE *out, struct gpu_report *report, const struct profile *profile)
+void gpu_report_print_json(FILE *out, struct gpu_report *report)
 {
-	const struct gpu_index_stats *s;
+	const struct gpu_summary *s = &report->summary;
 
-	if (!profile->gpu) {
+	if (!report->present) {
 		fputs("null", out);
 		return;
 	}
-	s = &profile->gpu->stats;
 	gpu_report_sort(report);
 	fprintf(out,
 		"{\"kernels\":%llu,\"copies\":%llu,\"memsets\":%llu,\"in_ops\":%llu,"
-		"\"outside\":%llu,\"unlaunched\":%llu,\"dropped\":%llu,\"invalid_times\":%llu,"
-		"\"ops\":[",
+		"\"outside\":%llu,\"unlaunched\":%llu,\"dropped\":{",
 		(unsigned long long)s->kernels, (unsigned long long)s->copies,
-		(unsigned long long)s->memsets, (unsigned long long)profile->stats.gpu_in_ops,
-		(unsigned long long)profile->stats.gpu_outside,
-		(unsigned long long)profile->stats.gpu_unlaunched, (unsigned long long)s->dropped,
-		(unsigned long long)s->invalid_times);
+		(unsigned long long)s->memsets, (unsigned long long)s->in_ops,
+		(unsigned long long)s->outside, (unsigned long long)s->unlaunched);
+	for (int i = 0; i < GPU_DROP_SOURCES; i++)
+		fprintf(out, "%s\"%s\":%llu", i ? "," : "", gpu_drop_source_key(s, i),
+			(unsigned long long)s->dropped[i]);
+	fprintf(out, "},\"invalid_times\":%llu,\"ops\":[", (unsigned long long)s->invalid_times);
 	for (size_t i = 0; i < report->ops.count; i++) {
 		const struct gpu_report_row *row = &report->ops.rows[i];
 

@@ -8,7 +8,7 @@
 #include "model/gpu_aggregates.h"
 
 /* The tables as text, or as the value of a JSON "gpu" member; both sort them. */
-void gpu_report_print(FILE *out, struct gpu_report *report, const struct profile *profile);
-void gpu_report_print_json(FILE *out, struct gpu_report *report, const struct profile *profile);
+void gpu_report_print(FILE *out, struct gpu_report *report);
+void gpu_report_print_json(FILE *out, struct gpu_report *report);
 
 #endif /* OPTRACE_GPU_TABLES_H */

@@ -162,8 +162,9 @@ static void print_groups_json(FILE *out, const struct stat_snapshot *snapshot, _
 }
 
 static void print_process_json(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
-			       bool split)
+			       const struct stat_print_options *options)
 {
+	bool split = options->show_helpers;
 	const struct process_row *process = stat_process(snapshot, tgid);
 
 	fprintf(out, "{\"pid\":%u,", tgid);
@@ -188,7 +189,12 @@ static void print_process_json(FILE *out, const struct stat_snapshot *snapshot, 
 	print_groups_json(out, snapshot, tgid, STAT_LAUNCHES, split);
 	fputs("],\"waits\":[", out);
 	print_groups_json(out, snapshot, tgid, STAT_WAITS, split);
-	fputs("]}", out);
+	fputc(']', out);
+	if (snapshot->gpu_traced) {
+		fputs(",\"gpu\":", out);
+		stat_print_gpu(out, snapshot, tgid, options);
+	}
+	fputc('}', out);
 }
 
 void stat_print_json(FILE *out, const struct stat_snapshot *snapshot, const __u32 *tgids,
@@ -198,7 +204,7 @@ void stat_print_json(FILE *out, const struct stat_snapshot *snapshot, const __u3
 	for (size_t i = 0; i < count; i++) {
 		if (i)
 			fputc(',', out);
-		print_process_json(out, snapshot, tgids[i], options->show_helpers);
+		print_process_json(out, snapshot, tgids[i], options);
 	}
 	fputs("],\"lost\":{", out);
 	for (int i = 0; i < STAT_LOSS__COUNT; i++)

@@ -10,6 +10,7 @@
 
 #include "output/json.h"
 #include "output/stat_print.h"
+#include "output/gpu_tables.h"
 #include "output/stat_print_internal.h"
 
 #define MAX_PROCESSES 1024
@@ -341,6 +342,24 @@ static const char *process_name(const struct stat_snapshot *snapshot, __u32 tgid
 	return buffer;
 }
 
+void stat_print_gpu(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
+		    const struct stat_print_options *options)
+{
+	struct gpu_report report;
+
+	if (!snapshot->gpu_traced)
+		return;
+	gpu_report_init(&report);
+	report.show_helpers = options->show_helpers;
+	if (gpu_report_from_stat(&report, snapshot, tgid))
+		report.present = false; /* out of memory: said as no GPU table */
+	if (options->json)
+		gpu_report_print_json(out, &report);
+	else
+		gpu_report_print(out, &report);
+	gpu_report_free(&report);
+}
+
 void stat_print(FILE *out, struct stat_snapshot *snapshot, const struct stat_print_options *options)
 {
 	__u32 tgids[MAX_PROCESSES];
@@ -359,6 +378,7 @@ void stat_print(FILE *out, struct stat_snapshot *snapshot, const struct stat_pri
 		print_fallbacks_text(out, snapshot, tgids[i]);
 		print_tasks_text(out, snapshot, tgids[i], options);
 		print_waits_text(out, snapshot, tgids[i], options);
+		stat_print_gpu(out, snapshot, tgids[i], options);
 	}
 	print_losses_text(out, snapshot);
 }

@@ -16,6 +16,10 @@ const char *stat_print_label(const struct stat_snapshot *snapshot, __u32 tgid, _
 			     __u64 helper, char *buffer, size_t size);
 
 /* The whole report as JSON (docs/optrace.md, JSON). */
+/* stat --cuda: process tgid's GPU tables (output/gpu_tables.c), as text or JSON's value. */
+void stat_print_gpu(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
+		    const struct stat_print_options *options);
+
 void stat_print_json(FILE *out, const struct stat_snapshot *snapshot, const __u32 *tgids,
 		     size_t count, const struct stat_print_options *options);
 

@@ -328,6 +328,9 @@ int batch_decoder_add(struct batch_decoder *decoder, const struct batch_origin *
 			decoder->stats.outside++;
 			continue;
 		}
+		/* For stat's attribution in the kernel; a capture has the API records. */
+		if (events[i].kind == OPTRACE_EVENT_GPU_LAUNCH)
+			continue;
 		if (decode(&events[i], &record)) {
 			decoder->stats.malformed++;
 			continue;

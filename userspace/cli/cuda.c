@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cuda.h"
+#include "common/diag.h"
+#include "trace/inject.h"
+#include "trace/setup.h"
+#include "trace/tracer.h"
+
+/* Unarmed, their semaphores keep CUPTI (and its cost to the target) off. */
+void cuda_skip_programs(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program (prog, obj) {
+		if (!strncmp(bpf_program__name(prog), "gpu_", 4))
+			bpf_program__set_autoload(prog, false);
+	}
+}
+
+/*
+ * --cuda -p: each running process gets the collector now, through ptrace
+ * (trace/inject.c), unless it has it already. The one named by
+ * CUDA_INJECTION64_PATH when set, else the one beside the liboptrace the
+ * process maps, else beside optrace's. A process it cannot go into is
+ * refused (said why, left running as it was) before anything is recorded.
+ */
+static int load_collector_live(bool quiet)
+{
+	const char *given = getenv("CUDA_INJECTION64_PATH");
+	char buffer[PATH_MAX], why[INJECT_WHY_SIZE];
+	const char *fallback = tracer_options.library;
+	int err;
+
+	if (!fallback)
+		fallback = default_liboptrace(buffer, sizeof(buffer));
+	for (int i = 0; i < tracer_options.pid_count; i++) {
+		pid_t pid = tracer_options.pids[i];
+
+		err = inject_cuda_collector(pid, given && *given ? given : NULL, fallback, why,
+					    sizeof(why));
+		if (err < 0) {
+			diag("--cuda: %s", why);
+			return err;
+		}
+		if (err == INJECT_ALREADY && why[0])
+			diag("--cuda: %s", why);
+		else if (err == INJECT_ALREADY && verbose)
+			diag("--cuda: process %d has liboptrace-cupti already", pid);
+		else if (err == INJECT_LOADED && verbose)
+			diag("--cuda: %s", why);
+		if (err == INJECT_LOADED && !quiet)
+			fprintf(stderr, "Loaded liboptrace-cupti into process %d.\n", pid);
+	}
+	return 0;
+}
+
+/*
+ * --cuda: the command inherits CUDA_INJECTION64_PATH naming the GPU collector
+ * installed beside liboptrace (whose probes it fires). One already set wins.
+ * Running processes (-p) get it now (load_collector_live).
+ */
+int cuda_prepare(bool quiet)
+{
+	char path[PATH_MAX];
+	const char *slash;
+
+	if (tracer_options.all) {
+		diag("--cuda loads the collector into the processes of -p PID or -- COMMAND, "
+		     "not into every process (-a)");
+		return -EINVAL;
+	}
+	if (!tracer_options.command)
+		return load_collector_live(quiet);
+	if (getenv("CUDA_INJECTION64_PATH"))
+		return 0;
+	slash = strrchr(tracer_options.library, '/');
+	snprintf(path, sizeof(path), "%.*s/liboptrace-cupti.so",
+		 slash ? (int)(slash - tracer_options.library) : 1,
+		 slash ? tracer_options.library : ".");
+	if (access(path, R_OK)) {
+		diag("no %s: it is built only where CUPTI's headers are found "
+		     "(CUDA_HOME); or set CUDA_INJECTION64_PATH yourself",
+		     path);
+		return -ENOENT;
+	}
+	if (verbose)
+		diag("CUDA_INJECTION64_PATH=%s", path);
+	return setenv("CUDA_INJECTION64_PATH", path, 1) ? -errno : 0;
+}
+
+/* liboptrace-cupti flushes every 1000 ms; slack for a busy host. */
+#define CUDA_GRACE_MS 2000
+
+void cuda_linger(struct tracer *tracer)
+{
+	struct timespec tick = { 0, 100 * 1000 * 1000 };
+
+	if (!tracer_alive(tracer) || !tracer_targets_map(tracer, "/liboptrace-cupti.so"))
+		return;
+	for (int waited = 0; waited < CUDA_GRACE_MS && tracer_alive(tracer); waited += 100)
+		nanosleep(&tick, NULL);
+}

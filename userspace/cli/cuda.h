@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * --cuda, for record, stat, top and serve: GPU activity from liboptrace-cupti,
+ * the collector started with the command (CUDA_INJECTION64_PATH) or loaded
+ * into running processes (-p) through ptrace (trace/inject.c).
+ */
+#ifndef OPTRACE_CLI_CUDA_H
+#define OPTRACE_CLI_CUDA_H
+
+#include <stdbool.h>
+
+struct bpf_object;
+struct tracer;
+
+/* Leaves the optrace_gpu probes unarmed: CUPTI stays off, and costs nothing. */
+void cuda_skip_programs(struct bpf_object *obj);
+
+/*
+ * After tracer_prepare(): the command gets CUDA_INJECTION64_PATH, or each
+ * process of -p the collector now (unless it has it). 0, or a negative
+ * errno once said why (the processes run on as they were).
+ */
+int cuda_prepare(bool quiet);
+
+/*
+ * After the stop, while targets still run with the collector: CUPTI holds up
+ * to a second of records, which the collector's next flush brings.
+ */
+void cuda_linger(struct tracer *tracer);
+
+#endif /* OPTRACE_CLI_CUDA_H */
