@@ -107,9 +107,9 @@ struct gpu_totals {
 	__u64 kernels;
 	__u64 copies;
 	__u64 memsets;
-	__u64 gpu_ns; /* device time */
-	__u64 max_ns; /* the longest activity */
-	__u64 bytes;  /* copied or set */
+	__u64 gpu_ns;	     /* device time */
+	__u64 max_ns;	     /* the longest activity */
+	__u64 bytes;	     /* copied or set */
 	__u64 invalid_times; /* activities CUPTI gave no valid times: counted, 0 ns */
 };
 

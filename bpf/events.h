@@ -254,8 +254,8 @@ enum record_loss {
 	RECORD_LOSS_STRING_DROPPED, /* strings dropped for the same reason */
 	RECORD_LOSS_STRING_UNREADABLE,
 	RECORD_LOSS_STRING_TRUNCATED,
-	RECORD_LOSS_GPU_UNREADABLE, /* GPU records whose memory could not be read */
-	RECORD_LOSS_BATCH_BAD,	    /* events of malformed or unreadable batches */
+	RECORD_LOSS_GPU_UNREADABLE,   /* GPU records whose memory could not be read */
+	RECORD_LOSS_BATCH_BAD,	      /* events of malformed or unreadable batches */
 	RECORD_LOSS_GPU_RINGBUF_FULL, /* GPU records dropped: the consumer fell behind */
 	RECORD_LOSS__COUNT
 };

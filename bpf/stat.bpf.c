@@ -31,7 +31,8 @@
 #define RUNS_MAX 4	       /* task points running on one thread at once, followed */
 
 _Static_assert((STAT_STACK_MAX & (STAT_STACK_MAX - 1)) == 0, "a power of two, for masks");
-_Static_assert(sizeof(struct gpu_correlation) <= sizeof(struct latency), "zeroed from zero_latency");
+_Static_assert(sizeof(struct gpu_correlation) <= sizeof(struct latency),
+	       "zeroed from zero_latency");
 _Static_assert(sizeof(struct gpu_totals) <= sizeof(struct latency), "zeroed from zero_latency");
 
 struct frame {
@@ -708,7 +709,6 @@ static __always_inline void on_wait_end(struct event_place *place, __u64 now, in
 	}
 }
 
-
 /* ---- GPU activity (--cuda) ---------------------------------------------------- */
 
 static __always_inline void count_gpu_drops(__u32 tgid, __u32 source, __u64 count)
@@ -923,9 +923,9 @@ static __always_inline bool read_gpu_activity(__u64 address, __u8 type, struct g
 		struct optrace_gpu_memcpy memcpy;
 		struct optrace_gpu_memset memset;
 	} record;
-	__u32 size = type == OPTRACE_GPU_REC_KERNEL ? sizeof(record.kernel)
+	__u32 size = type == OPTRACE_GPU_REC_KERNEL   ? sizeof(record.kernel)
 		     : type == OPTRACE_GPU_REC_MEMCPY ? sizeof(record.memcpy)
-						       : sizeof(record.memset);
+						      : sizeof(record.memset);
 	__u64 start, end;
 
 	if (bpf_probe_read_user(&record, size, (void *)address) || record.head.type != type ||
@@ -1079,7 +1079,6 @@ int USDT_PROBE(wait_end, __u64 op, int kind)
 	return 0;
 }
 
-
 /* ---- the optrace_gpu probes (loaded with --cuda) -------------------------------- */
 
 SEC("usdt")
@@ -1187,8 +1186,8 @@ static int count_event(__u32 index, struct batch_walk *walk)
 		on_task_launch(place, event->id, event->a, event->c, event->b, event->medium);
 		break;
 	case OPTRACE_EVENT_TASK_BEGIN:
-		on_task_begin(place, event->time_ns, event->id, event->medium, event->small, event->b,
-			      event->c);
+		on_task_begin(place, event->time_ns, event->id, event->medium, event->small,
+			      event->b, event->c);
 		break;
 	case OPTRACE_EVENT_TASK_END:
 		on_task_end(place, event->time_ns, event->id, event->medium);

@@ -86,9 +86,9 @@ bool optrace_gpu_launch(uint32_t correlation_id, int api_kind)
 {
 	bool kept = true;
 
-	if (OPTRACE_BATCH_ENABLED() && (OPTRACE_GPU_KERNEL_ENABLED() ||
-					OPTRACE_GPU_MEMCPY_ENABLED() ||
-					OPTRACE_GPU_MEMSET_ENABLED())) {
+	if (OPTRACE_BATCH_ENABLED() &&
+	    (OPTRACE_GPU_KERNEL_ENABLED() || OPTRACE_GPU_MEMCPY_ENABLED() ||
+	     OPTRACE_GPU_MEMSET_ENABLED())) {
 		struct thread_state *t = &optrace_thread;
 		struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_GPU_LAUNCH);
 

@@ -140,7 +140,8 @@ static void CUPTIAPI on_api_call(void *userdata, CUpti_CallbackDomain domain, CU
 
 	(void)id;
 	if ((domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) ||
-	    !call || call->callbackSite != CUPTI_API_ENTER || !gpu_call_launches(call->functionName))
+	    !call || call->callbackSite != CUPTI_API_ENTER ||
+	    !gpu_call_launches(call->functionName))
 		return;
 	if (!c->probes.launch(c->probes.ctx, call->correlationId, api_kind))
 		atomic_fetch_add(&c->launch_drops, 1);
@@ -168,8 +169,9 @@ static void subscribe_launches(struct gpu_collector *c)
 		return;
 	result = api->subscribe(&c->subscriber, on_api_call, c);
 	if (result != CUPTI_SUCCESS) {
-		warn_cupti(c, "cuptiSubscribe (launches are not marked: optrace stat cannot "
-			      "attribute GPU time; report uses the API records)",
+		warn_cupti(c,
+			   "cuptiSubscribe (launches are not marked: optrace stat cannot "
+			   "attribute GPU time; report uses the API records)",
 			   result);
 		return;
 	}

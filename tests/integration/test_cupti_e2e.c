@@ -188,6 +188,86 @@ START_TEST(test_stat_leaves_cupti_off)
 }
 END_TEST
 
+/* Every GPU row of report's: the same row in stat's, with the same numbers. */
+static void check_same_gpu_rows(const struct jv *stat_gpu, const struct jv *report_gpu)
+{
+	static const char *const numbers[] = { "kernels", "copies", "memsets",
+					       "gpu_ns",  "max_ns", "bytes" };
+	const struct jv *stat_ops = jv_get(stat_gpu, "ops"),
+			*report_ops = jv_get(report_gpu, "ops");
+
+	ck_assert_ptr_nonnull(stat_ops);
+	ck_assert_ptr_nonnull(report_ops);
+	ck_assert_uint_eq(stat_ops->count, report_ops->count);
+	for (size_t i = 0; i < report_ops->count; i++) {
+		const struct jv *want = report_ops->items[i], *got = NULL;
+
+		for (size_t j = 0; j < stat_ops->count && !got; j++) {
+			if (!strcmp(jv_string(stat_ops->items[j], "op"), jv_string(want, "op")) &&
+			    !strcmp(jv_string(stat_ops->items[j], "variant"),
+				    jv_string(want, "variant")))
+				got = stat_ops->items[j];
+		}
+		ck_assert_msg(got, "stat has no GPU row for %s [%s]", jv_string(want, "op"),
+			      jv_string(want, "variant"));
+		for (size_t k = 0; k < sizeof(numbers) / sizeof(numbers[0]); k++)
+			ck_assert_msg(jv_number(got, numbers[k]) == jv_number(want, numbers[k]),
+				      "%s [%s] %s: stat %.0f, report %.0f", jv_string(want, "op"),
+				      jv_string(want, "variant"), numbers[k],
+				      jv_number(got, numbers[k]), jv_number(want, numbers[k]));
+	}
+	for (size_t k = 0; k < 3; k++) {
+		static const char *const totals[] = { "in_ops", "outside", "unlaunched" };
+
+		ck_assert_int_eq((long)jv_number(stat_gpu, totals[k]),
+				 (long)jv_number(report_gpu, totals[k]));
+	}
+}
+
+/*
+ * stat --cuda attributes in the kernel what report attributes from a
+ * capture: per operation and variant, the same kernels and device time, on
+ * the fast path (launches in the batches) and one probe hit per event.
+ */
+START_TEST(test_stat_equals_report)
+{
+	char *capture = test_path("app.capture"), *truth = test_path("truth.txt");
+	char *json_path = test_path("report.json"), *stat_path = test_path("stat.json");
+	char *record[] = { OPTRACE, "record", "-q",	"--cuda", "-o",
+			   capture, "--",     CUDA_APP, truth,	  NULL };
+	char *report_json[] = { OPTRACE, "report", "--json", capture, NULL };
+	char *stat[] = { OPTRACE, "stat",   "--json", "--cuda", "-o", stat_path,
+			 "--",	  CUDA_APP, truth,    NULL,	NULL };
+	const char *path_flag[] = { NULL, "--per-event" };
+	struct jv *report, *stat_json;
+	const struct jv *processes;
+
+	NEED_BPF();
+	use_fake_cupti();
+	ck_assert_int_eq(run_command(record, NULL, NULL, 60), 0);
+	ck_assert_int_eq(run_command(report_json, json_path, NULL, 60), 0);
+	report = read_json_file(json_path);
+	if (path_flag[_i]) {
+		/* optrace stat --per-event --json --cuda -o FILE -- app truth */
+		memmove(&stat[3], &stat[2], 7 * sizeof(stat[0]));
+		stat[2] = (char *)path_flag[_i];
+	}
+	ck_assert_int_eq(run_command(stat, NULL, NULL, 60), 0);
+	ck_assert_int_eq(gpu_truth_value(truth, "recorded"), 6);
+	stat_json = read_json_file(stat_path);
+	processes = jv_get(stat_json, "processes");
+	ck_assert_msg(processes && processes->count == 1, "stat: one process");
+	check_gpu_truth(truth, jv_get(processes->items[0], "gpu"));
+	check_same_gpu_rows(jv_get(processes->items[0], "gpu"), jv_get(report, "gpu"));
+	jv_free(stat_json);
+	jv_free(report);
+	free(capture);
+	free(truth);
+	free(json_path);
+	free(stat_path);
+}
+END_TEST
+
 /* Where eBPF is not allowed: the collector's file, read by report. */
 START_TEST(test_file_mode)
 {
@@ -230,6 +310,7 @@ int main(void)
 	tcase_add_test(tc, test_list_shows_the_collector);
 	tcase_add_test(tc, test_dormant_without_a_tracer);
 	tcase_add_test(tc, test_stat_leaves_cupti_off);
+	tcase_add_loop_test(tc, test_stat_equals_report, 0, 2);
 	tcase_add_test(tc, test_file_mode);
 	suite_add_tcase(suite, tc);
 

@@ -255,9 +255,8 @@ static uint64_t gpu_ring_buffer_lost(const struct replay *replay)
 		const struct capture_status *status =
 			replay->source_count ? replay->sources[i].status : one;
 
-		for (size_t j = 0; status && status->has_trailer &&
-				   j < status->trailer.counter_count;
-		     j++) {
+		for (size_t j = 0;
+		     status && status->has_trailer && j < status->trailer.counter_count; j++) {
 			if (!strcmp(status->trailer.counters[j].name, "lost.gpu_ringbuf_full"))
 				lost += status->trailer.counters[j].value;
 		}

@@ -106,8 +106,7 @@ static const struct argp_option stat_options[] = {
 static const struct argp_option top_options[] = {
 	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
 	{ "cumulative", 'C', NULL, 0, "Totals since start instead of per interval", 0 },
-	{ "cuda", OPT_CUDA, NULL, 0, "GPU device time per operation (loads liboptrace-cupti)",
-	  0 },
+	{ "cuda", OPT_CUDA, NULL, 0, "GPU device time per operation (loads liboptrace-cupti)", 0 },
 	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
 	  0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },

@@ -154,8 +154,8 @@ static int read_unlaunched(int fd, struct stat_snapshot *snapshot)
 				row = &snapshot->gpus[i];
 		}
 		if (!row) {
-			struct gpu_row *grown = realloc(snapshot->gpus, (snapshot->gpu_count + 1) *
-										sizeof(*grown));
+			struct gpu_row *grown =
+				realloc(snapshot->gpus, (snapshot->gpu_count + 1) * sizeof(*grown));
 
 			if (!grown)
 				return -ENOMEM;

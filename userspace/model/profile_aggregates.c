@@ -256,7 +256,7 @@ int report_builder_finish(struct report_builder *builder, const struct profile *
 
 /* What record.c counts as lost: in every report's JSON, 0 when it is not. */
 static const char *const capture_losses[] = { "ringbuf_full", "strings", "gpu_unreadable",
-					       "gpu_ringbuf_full" };
+					      "gpu_ringbuf_full" };
 
 int report_builder_add_capture(struct report_builder *builder, const struct capture_status *status)
 {

@@ -292,9 +292,74 @@ static void collect_waits(struct render *r, struct table *table)
 	}
 }
 
+/* --cuda: two tables, counts (kernels, copies, memsets) and amounts (ns, bytes). */
+static void collect_gpu(struct render *r, struct table *counts, struct table *amounts,
+			struct table *drops)
+{
+	char name[STAT_TEXT_MAX];
+
+	for (size_t i = 0; i < r->snapshot->gpu_count; i++) {
+		const struct gpu_row *row = &r->snapshot->gpus[i];
+		const char *root = row->key.root_name
+					   ? name_of(r, row->key.tgid, row->key.root_name, name)
+				   : row->key.op_name == STAT_GPU_NOT_LAUNCHED
+					   ? "(launch not recorded)"
+					   : "(launched outside any operation)";
+		const char *variant = row->key.variant == STAT_GPU_NO_VARIANT
+					      ? "-"
+					      : optrace_variant_name((int)row->key.variant);
+
+		for (int table = 0; table < 2; table++) {
+			begin_series(r, row->key.tgid);
+			add_label(&r->labels, "root", root);
+			add_label(&r->labels, "variant", variant);
+			if (table == 0)
+				end_series(r, counts, row->totals.kernels, row->totals.copies,
+					   row->totals.memsets);
+			else
+				end_series(r, amounts, row->totals.gpu_ns, row->totals.bytes, 0);
+		}
+	}
+	for (size_t i = 0; i < r->snapshot->gpu_drop_count; i++) {
+		static const char *const sources[] = { "activity_buffer", "api_callback",
+						       "kernel_maps", "malformed" };
+		const struct gpu_drop_row *row = &r->snapshot->gpu_drops[i];
+
+		if (row->key.source >= sizeof(sources) / sizeof(sources[0]))
+			continue;
+		begin_series(r, row->key.tgid);
+		add_label(&r->labels, "source", sources[row->key.source]);
+		end_series(r, drops, row->count, 0, 0);
+	}
+}
+
 static void write_header(FILE *out, const char *name, const char *type, const char *help)
 {
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void write_counter(FILE *out, const char *name, const char *help, const struct table *table,
+			  int value, bool seconds);
+
+static void write_gpu(FILE *out, const struct table *counts, const struct table *amounts,
+		      const struct table *drops)
+{
+	write_counter(out, "optrace_gpu_kernels_total",
+		      "GPU kernels, by process, root (the operation the user called) and the "
+		      "variant of the task point that launched (-: the operation's own thread).",
+		      counts, 0, false);
+	write_counter(out, "optrace_gpu_copies_total", "GPU memory copies, as kernels.", counts, 1,
+		      false);
+	write_counter(out, "optrace_gpu_memsets_total", "GPU memory sets, as kernels.", counts, 2,
+		      false);
+	write_counter(out, "optrace_gpu_seconds_total", "Device time of those activities.", amounts,
+		      0, true);
+	write_counter(out, "optrace_gpu_bytes_total", "Bytes those copies and sets moved.", amounts,
+		      1, false);
+	write_counter(out, "optrace_gpu_dropped_total",
+		      "GPU records lost, by source (activity_buffer: CUPTI's; api_callback: "
+		      "launches not marked; kernel_maps: optrace's; malformed).",
+		      drops, 0, false);
 }
 
 /* The counter name: values[value] of every series, in seconds if seconds (ns kept). */
@@ -358,6 +423,7 @@ int prometheus_write(FILE *out, const struct stat_snapshot *snapshot,
 {
 	struct render r = { .snapshot = snapshot };
 	struct table ops = { 0 }, fallbacks = { 0 }, tasks = { 0 }, launches = { 0 }, waits = { 0 };
+	struct table gpu_counts = { 0 }, gpu_amounts = { 0 }, gpu_drops = { 0 };
 
 	index_rows(&r);
 	collect_ops(&r, &ops);
@@ -365,7 +431,11 @@ int prometheus_write(FILE *out, const struct stat_snapshot *snapshot,
 	collect_tasks(&r, &tasks);
 	collect_launches(&r, &launches);
 	collect_waits(&r, &waits);
+	collect_gpu(&r, &gpu_counts, &gpu_amounts, &gpu_drops);
 	if (!r.failed) {
+		merge(&gpu_counts);
+		merge(&gpu_amounts);
+		merge(&gpu_drops);
 		merge(&ops);
 		merge(&fallbacks);
 		merge(&tasks);
@@ -404,8 +474,13 @@ int prometheus_write(FILE *out, const struct stat_snapshot *snapshot,
 			      &waits, 0, false);
 		write_counter(out, "optrace_wait_seconds_total", "Time the callers blocked.",
 			      &waits, 1, true);
+		if (snapshot->gpu_traced)
+			write_gpu(out, &gpu_counts, &gpu_amounts, &gpu_drops);
 		write_losses(out, &r);
 	}
+	table_free(&gpu_counts);
+	table_free(&gpu_amounts);
+	table_free(&gpu_drops);
 	table_free(&ops);
 	table_free(&fallbacks);
 	table_free(&tasks);

@@ -186,8 +186,8 @@ static void choose_path(struct tracer *tracer)
 			bpf_program__set_autoload(prog, tracer->fast_path);
 		/* The fast path has GPU launches in its batches. */
 		if (!strcmp(name, "gpu_launch"))
-			bpf_program__set_autoload(prog,
-						  !tracer->fast_path && bpf_program__autoload(prog));
+			bpf_program__set_autoload(prog, !tracer->fast_path &&
+								bpf_program__autoload(prog));
 		if (strcmp(bpf_program__section_name(prog), "usdt") || !strcmp(name, "rt_init") ||
 		    !strncmp(name, "gpu_", 4))
 			continue;
