@@ -14,7 +14,10 @@
 # the same run: its (wall) time and its output's size.
 #
 # Usage: bench/export_speed.sh [OUTPUT_DIR [EVENTS...]]
-#   EVENTS: a number of events, with ":gpu" for the GPU shape
+#   EVENTS: a number of events, with ":gpu" for the GPU shape (attributed as
+#   it streams: the capture has gpu_launch records), or ":gpu-ahead" for the
+#   same capture with its GPU records read ahead, as for captures without
+#   them (OPTRACE_GPU_READ_AHEAD=1)
 #   (default: 1000000 10000000 10000000:gpu)
 set -euo pipefail
 out=${1:-.output}
@@ -34,8 +37,8 @@ run_one() {
 	"export --perfetto") args=(export --perfetto -o "$work/trace.pftrace" "$work/capture") ;;
 	"export --legion") args=(export --legion -o "$work/legion" "$work/capture") ;;
 	esac
-	/usr/bin/time -f '%e %M %U %S' -o "$work/time" "$out/bin/optrace" "${args[@]}" \
-		>/dev/null 2>"$work/err"
+	OPTRACE_GPU_READ_AHEAD=$read_ahead /usr/bin/time -f '%e %M %U %S' -o "$work/time" \
+		"$out/bin/optrace" "${args[@]}" >/dev/null 2>"$work/err"
 	read -r seconds kib user system <"$work/time"
 	bytes=$({ du -sb "$work/trace.json" "$work/trace.pftrace" "$work/legion" 2>/dev/null ||
 		true; } | awk '{ n += $1 } END { print n + 0 }')
@@ -47,8 +50,11 @@ printf '%-12s %-17s %8s %6s %11s %9s %10s %9s %9s\n' events command seconds "CPU
 	"M events/s" "peak MiB" "out MiB" "× chrome" "× size"
 for size in "${sizes[@]}"; do
 	events=${size%%:*}
-	gpu=
-	[ "$size" = "${size%:gpu}" ] || gpu=--gpu
+	gpu= read_ahead=
+	case $size in
+	*:gpu) gpu=--gpu ;;
+	*:gpu-ahead) gpu=--gpu read_ahead=1 ;;
+	esac
 	"$out/bench/gen_capture" "$work/capture" "$events" $gpu
 	rm -f "$work"/runs.*
 	for round in 1 2 3; do
@@ -68,7 +74,8 @@ for size in "${sizes[@]}"; do
 			time_ratio=$(printf '%.2f' "$(echo "$seconds / $chrome_seconds" | bc -l)")
 			size_ratio=$(printf '%.3f' "$(echo "$bytes / $chrome_bytes" | bc -l)")
 		fi
-		printf '%-12s %-17s %8.2f %6.2f %11.2f %9.1f %10.1f %9s %9s\n' "$events${gpu:+ gpu}" \
+		printf '%-12s %-17s %8.2f %6.2f %11.2f %9.1f %10.1f %9s %9s\n' \
+			"$events${gpu:+ gpu}${read_ahead:+-ahead}" \
 			"${commands[$i]}" "$seconds" "$cpu" \
 			"$(echo "$events / $seconds / 1000000" | bc -l)" \
 			"$(echo "$kib / 1024" | bc -l)" "$(echo "$bytes / 1048576" | bc -l)" \

@@ -3,8 +3,9 @@
  * Writes a synthetic capture of about N events, shaped like a runtime's:
  * root operations that call a helper that launches a two-point task run by
  * two workers, 11 events each, for the export and report benchmarks. With
- * --gpu each point also launches a kernel (an API record and a kernel
- * record, 15 events an operation), delivered late in batches as CUPTI does.
+ * --gpu each point also launches a kernel (a gpu_launch record on its
+ * thread, then an API record and a kernel record, 17 events an operation),
+ * the GPU records delivered late in batches of 4096, as CUPTI does.
  *
  * Usage: gen_capture FILE N [--gpu]
  */
@@ -90,27 +91,37 @@ static struct record_gpu *gpu_record(void)
 	return r;
 }
 
-/* A cudaLaunchKernel on worker tid, now, and its kernel a little later. */
+static uint64_t launches_written;
+
+/*
+ * A cudaLaunchKernel on worker tid, now: its gpu_launch record in the
+ * thread's order (as liboptrace-cupti marks it), its API record and its
+ * kernel a little later, in the next "buffer".
+ */
 static void launch_kernel(uint32_t tid)
 {
+	uint32_t correlation = next_correlation++;
 	struct optrace_gpu_api api = {
 		.head = { OPTRACE_GPU_REC_API, OPTRACE_GPU_RECORD_VERSION, sizeof(api), 0 },
 		.start_ns = now + 50,
 		.end_ns = now + 100,
-		.correlation_id = next_correlation,
+		.correlation_id = correlation,
 		.tid = tid,
 	};
 	struct optrace_gpu_kernel kernel = {
 		.head = { OPTRACE_GPU_REC_KERNEL, OPTRACE_GPU_RECORD_VERSION, sizeof(kernel), 0 },
 		.start_ns = now + 150,
 		.end_ns = now + 400,
-		.correlation_id = next_correlation++,
+		.correlation_id = correlation,
 		.stream_id = 7,
 		.grid_x = 64,
 		.block_x = 256,
 	};
-	struct record_gpu *r = gpu_record();
+	struct record_gpu *r;
 
+	event(tid, RECORD_GPU_LAUNCH, correlation, OPTRACE_GPU_API_RUNTIME, 0, 0, 0);
+	launches_written++;
+	r = gpu_record();
 	r->size = sizeof(api);
 	memcpy(r->data, &api, sizeof(api));
 	r = gpu_record();
@@ -121,7 +132,8 @@ static void launch_kernel(uint32_t tid)
 int main(int argc, char **argv)
 {
 	struct capture_writer_opts opts = { .target = "gen_capture" };
-	struct capture_counter gpu_count = { CAPTURE_COUNTER_GPU_RECORDS, 0 };
+	struct capture_counter counts[] = { { CAPTURE_COUNTER_GPU_RECORDS, 0 },
+					    { CAPTURE_COUNTER_GPU_LAUNCHES, 0 } };
 	bool gpu = argc == 4 && !strcmp(argv[3], "--gpu");
 	uint64_t target, op = 1, task = 1;
 	struct timespec start;
@@ -165,6 +177,7 @@ int main(int argc, char **argv)
 	}
 	flush_gpu();
 	/* As optrace record says it: how many GPU records (none: no pass over them). */
-	gpu_count.value = gpu_written;
-	return capture_close(writer, &gpu_count, 1) ? 1 : 0;
+	counts[0].value = gpu_written;
+	counts[1].value = launches_written;
+	return capture_close(writer, counts, 2) ? 1 : 0;
 }

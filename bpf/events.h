@@ -25,6 +25,7 @@ enum record_type {
 	RECORD_BATCH,	    /* struct record_batch: only in the ring buffer, never in a capture */
 	RECORD_NAME,	    /* struct record_name: written by optrace, never by the kernel */
 	RECORD_CLOCK,	    /* struct record_clock: written by optrace every second */
+	RECORD_GPU_LAUNCH,  /* struct record_event: a CUDA call that launches, on its thread */
 	RECORD__COUNT
 };
 
@@ -96,6 +97,13 @@ struct event_gpu_dropped {
 	__u64 source;  /* enum optrace_gpu_drop_source (0 from libraries before it) */
 };
 
+/* gpu_launch: in its thread's order, ties CUPTI's correlation id to the frame open there. */
+struct event_gpu_launch {
+	__u64 correlation_id;
+	__u64 api_kind; /* enum optrace_gpu_api_kind */
+	__u64 flags;	/* OPTRACE_GPU_LAUNCH_* */
+};
+
 #define RECORD_EVENT_ARGS 5
 
 /* A probe hit. */
@@ -123,6 +131,7 @@ struct record_event {
 		struct event_task_end task_end;
 		struct event_wait wait;
 		struct event_gpu_dropped gpu_dropped;
+		struct event_gpu_launch gpu_launch;
 	};
 };
 

@@ -327,6 +327,14 @@ int USDT_PROBE(gpu_kernel_name, __u32 name_id, __u64 name)
 	return 0;
 }
 
+/* A CUDA call that launches, one probe hit each (the fast path has them in batches). */
+SEC("usdt")
+int USDT_PROBE(gpu_launch, __u32 correlation_id, __u32 api_kind, __u32 flags)
+{
+	TARGETS_ONLY();
+	return send_event(RECORD_GPU_LAUNCH, correlation_id, api_kind, flags, 0, 0);
+}
+
 /* count [, source]: a library from before the source counts CUPTI's buffers. */
 SEC("usdt")
 int gpu_dropped(struct pt_regs *ctx)

@@ -1101,11 +1101,12 @@ int USDT_PROBE(gpu_memset, __u64 record)
 
 /* The per-event path's launches (the fast path has them in its batches). */
 SEC("usdt")
-int USDT_PROBE(gpu_launch, __u32 correlation_id, __u32 api_kind)
+int USDT_PROBE(gpu_launch, __u32 correlation_id, __u32 api_kind, __u32 flags)
 {
 	struct event_place place;
 
 	(void)api_kind;
+	(void)flags;
 	if (!is_target(bpf_get_current_pid_tgid() >> 32) || !in_window(bpf_ktime_get_ns()))
 		return 0;
 	place = current_place(true);

@@ -82,7 +82,7 @@ void optrace_gpu_dropped_from(uint64_t count, int source)
  * operations and tasks, for no trap; a per-event tracer arms the launch
  * probe itself.
  */
-bool optrace_gpu_launch(uint32_t correlation_id, int api_kind)
+bool optrace_gpu_launch(uint32_t correlation_id, int api_kind, uint32_t flags)
 {
 	bool kept = true;
 
@@ -94,7 +94,7 @@ bool optrace_gpu_launch(uint32_t correlation_id, int api_kind)
 
 		if (event) {
 			event->small = (uint8_t)api_kind;
-			event->medium = 0;
+			event->medium = flags;
 			event->id = correlation_id;
 			event->a = event->b = event->c = 0;
 			optrace_batch_commit(t, event);
@@ -103,6 +103,6 @@ bool optrace_gpu_launch(uint32_t correlation_id, int api_kind)
 		}
 	}
 	if (OPTRACE_GPU_LAUNCH_ENABLED())
-		OPTRACE_GPU_LAUNCH(correlation_id, (uint32_t)api_kind);
+		OPTRACE_GPU_LAUNCH(correlation_id, (uint32_t)api_kind, flags);
 	return kept;
 }

@@ -15,5 +15,5 @@ provider optrace_gpu {
 	probe sync(const void *record);
 	probe kernel_name(uint32_t name_id, const char *name);
 	probe dropped(uint64_t count, uint32_t source);
-	probe launch(uint32_t correlation_id, uint32_t api_kind);
+	probe launch(uint32_t correlation_id, uint32_t api_kind, uint32_t flags);
 };

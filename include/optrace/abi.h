@@ -114,7 +114,7 @@ enum optrace_event_kind {
  *   task_end      task    status          point         -          -         -
  *   wait_begin    op      wait kind       -             -          -         -
  *   wait_end      op      wait kind       -             -          -         -
- *   gpu_launch    corr.   api kind        -             -          -         -
+ *   gpu_launch    corr.   api kind        flags         -          -         -
  *
  * task_begin carries its task's name and root op's name (0 if unknown), so
  * that a worker's batch makes sense before the launching thread's arrives.

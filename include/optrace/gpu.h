@@ -226,16 +226,20 @@ enum optrace_gpu_drop_source {
 /* count records lost at source (enum optrace_gpu_drop_source). */
 void optrace_gpu_dropped_from(uint64_t count, int source);
 
+/* optrace_gpu_launch()'s flags. */
+#define OPTRACE_GPU_LAUNCH_MANY 0x1u /* the call may launch several activities (a graph) */
+
 /*
  * On the thread that makes a CUDA call that launches device work (a kernel,
  * a copy, a memset, a graph), before the work can complete: the call's
- * CUPTI correlation id, and enum optrace_gpu_api_kind. A tracer then ties
+ * CUPTI correlation id, enum optrace_gpu_api_kind and OPTRACE_GPU_LAUNCH_*
+ * flags. A tracer then ties
  * the activity records of that id to the operation or task open on the
  * thread, in the thread's own order (the fast path's gpu_launch event, or
  * the launch probe). False if a tracer wanted it but it could not be kept
  * (the thread's buffer could not be set up): count it as a drop.
  */
-bool optrace_gpu_launch(uint32_t correlation_id, int api_kind);
+bool optrace_gpu_launch(uint32_t correlation_id, int api_kind, uint32_t flags);
 
 #define OPTRACE_GPU_CHECK_SIZE(type, n) _Static_assert(sizeof(type) == (n), #type " size")
 #ifndef __cplusplus

@@ -143,7 +143,9 @@ static void CUPTIAPI on_api_call(void *userdata, CUpti_CallbackDomain domain, CU
 	    !call || call->callbackSite != CUPTI_API_ENTER ||
 	    !gpu_call_launches(call->functionName))
 		return;
-	if (!c->probes.launch(c->probes.ctx, call->correlationId, api_kind))
+	if (!c->probes.launch(c->probes.ctx, call->correlationId, api_kind,
+			      strstr(call->functionName, "GraphLaunch") ? OPTRACE_GPU_LAUNCH_MANY
+									: 0))
 		atomic_fetch_add(&c->launch_drops, 1);
 }
 

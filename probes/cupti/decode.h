@@ -32,7 +32,7 @@ struct gpu_sink {
 	void (*kernel_name)(void *ctx, uint32_t name_id, const char *name);
 	void (*dropped)(void *ctx, uint64_t count);
 	/* The collector's own: a CUDA call that launches, on its thread (false: not kept). */
-	bool (*launch)(void *ctx, uint32_t correlation_id, int api_kind);
+	bool (*launch)(void *ctx, uint32_t correlation_id, int api_kind, uint32_t flags);
 	/* Records lost at a source other than CUPTI's buffers (enum optrace_gpu_drop_source). */
 	void (*dropped_from)(void *ctx, uint64_t count, int source);
 	void *ctx;

@@ -61,10 +61,10 @@ static void fire_dropped(void *ctx, uint64_t count)
 	optrace_gpu_dropped(count);
 }
 
-static bool fire_launch(void *ctx, uint32_t correlation_id, int api_kind)
+static bool fire_launch(void *ctx, uint32_t correlation_id, int api_kind, uint32_t flags)
 {
 	(void)ctx;
-	return optrace_gpu_launch(correlation_id, api_kind);
+	return optrace_gpu_launch(correlation_id, api_kind, flags);
 }
 
 static void fire_dropped_from(void *ctx, uint64_t count, int source)

@@ -35,7 +35,7 @@ static const struct abi_probe op_probes[] = {
 /* GPU records (include/optrace/gpu.h), fired by liboptrace-cupti through liboptrace. */
 static const struct abi_probe gpu_probes[] = {
 	{ "kernel", 1 },      { "memcpy", 1 },	{ "memset", 1 }, { "api", 1 }, { "sync", 1 },
-	{ "kernel_name", 2 }, { "dropped", 2 }, { "launch", 2 }, {},
+	{ "kernel_name", 2 }, { "dropped", 2 }, { "launch", 3 }, {},
 };
 
 static const struct {

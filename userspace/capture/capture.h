@@ -41,6 +41,11 @@
 #define CAPTURE_KEY_PID "recorder.pid"
 /* The end marker's count of GPU records: 0 spares readers a pass over them. */
 #define CAPTURE_COUNTER_GPU_RECORDS "records.gpu"
+/*
+ * Its count of gpu_launch records: with them, report attributes GPU activity
+ * as it streams (memory: the calls in flight); without, by a pass of its own.
+ */
+#define CAPTURE_COUNTER_GPU_LAUNCHES "records.gpu_launches"
 
 /* A metadata entry; the reader's strings are NUL-terminated copies. */
 struct capture_meta {

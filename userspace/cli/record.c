@@ -66,8 +66,9 @@ struct recorder {
 	struct idmap strings; /* (process, address) of strings in the capture */
 	struct idmap named;   /* (process, thread or 0) whose names are in the capture */
 	uint64_t events;
-	uint64_t gpu_records; /* tells report and export whether to read GPU records ahead */
-	bool gpu_only;	      /* after the stop, while the collector's last flush comes */
+	uint64_t gpu_records;  /* tells report and export whether to read GPU records ahead */
+	uint64_t gpu_launches; /* ... or to attribute them as they come */
+	bool gpu_only;	       /* after the stop, while the collector's last flush comes */
 	uint64_t bytes;
 	int error;
 };
@@ -271,6 +272,8 @@ static int write_event(void *ctx, const struct record_event *event)
 	note_error(recorder, capture_write(recorder->writer, event->type, event, sizeof(*event)));
 	recorder->events++;
 	recorder->bytes += sizeof(*event);
+	if (event->type == RECORD_GPU_LAUNCH)
+		recorder->gpu_launches++;
 	return 0;
 }
 
@@ -376,6 +379,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	recorder->events++;
 	if (event->type >= RECORD_GPU && event->type <= RECORD_GPU_DROPPED)
 		recorder->gpu_records++;
+	if (event->type == RECORD_GPU_LAUNCH)
+		recorder->gpu_launches++;
 	recorder->bytes += size;
 	return 0;
 }
@@ -658,6 +663,7 @@ cleanup:
 			{ "events.late", recorder.decoder.stats.late },
 			{ "events.duplicate", recorder.decoder.stats.duplicates },
 			{ "lost.gpu_ringbuf_full", 0 },
+			{ CAPTURE_COUNTER_GPU_LAUNCHES, recorder.gpu_launches },
 		};
 		int close_err;
 

@@ -3,35 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/profile.h"
+#include "model/profile_internal.h"
 
 #define UNREADABLE ((char *)1) /* a string the kernel could not read */
-
-/*
- * A task point running, found by (task, point): a scheduler may begin
- * several points on one thread before it ends them, and a point may end on
- * another thread than the one it began on (user-level threads that move).
- */
-struct run_node {
-	struct profile_run run;
-	struct profile_thread *thread; /* the one it began on */
-	struct run_node *thread_prev;  /* its thread's open runs, newest first */
-	struct run_node *thread_next;
-	struct run_node *task_next; /* the task's running points */
-};
-
-struct profile_thread {
-	uint32_t tid;		   /* the host's id */
-	struct profile_op **stack; /* open operations, outermost first */
-	size_t depth;
-	size_t capacity;
-	struct run_node *runs;	  /* task points begun here, running, newest first */
-	struct profile_wait wait; /* the wait in progress, when wait.begin_ns */
-	const struct gpu_thread_launches *launches; /* its GPU launches, if any */
-	uint32_t cupti_tid;			    /* their thread id in CUPTI's records */
-	bool launches_taken;			    /* looked up, found or not */
-	size_t next_launch;			    /* the first not attributed yet */
-};
 
 struct profile_task {
 	uint64_t id;
@@ -85,7 +59,7 @@ static void take_launches(struct profile *profile, struct profile_thread *thread
 	thread->launches = launches;
 }
 
-static struct profile_thread *thread_of(struct profile *profile, uint32_t tgid, uint32_t tid)
+struct profile_thread *profile_thread_of(struct profile *profile, uint32_t tgid, uint32_t tid)
 {
 	struct profile_thread *thread = idmap_get(&profile->threads, tgid, tid);
 
@@ -129,9 +103,8 @@ static struct profile_op *refresh_run(const struct profile_task *task, struct pr
 	return op;
 }
 
-/* The innermost frame open on thread: a task point running, or an operation. */
-static void open_frame(struct profile *profile, struct profile_thread *thread,
-		       struct profile_run **run, struct profile_op **op)
+void profile_open_frame(struct profile *profile, struct profile_thread *thread,
+			struct profile_run **run, struct profile_op **op)
 {
 	struct profile_op *top = thread && thread->depth ? thread->stack[thread->depth - 1] : NULL;
 	struct profile_run *newest = thread && thread->runs ? &thread->runs->run : NULL;
@@ -144,9 +117,9 @@ static void open_frame(struct profile *profile, struct profile_thread *thread,
 	*op = refresh_run(idmap_get(&profile->tasks, newest->tgid, newest->task), newest);
 }
 
-static void emit_gpu(struct profile *profile, const struct gpu_activity *activity,
-		     const struct gpu_launch *launch, uint32_t tid, struct profile_run *run,
-		     struct profile_op *op)
+void profile_emit_gpu(struct profile *profile, const struct gpu_activity *activity,
+		      const struct gpu_launch *launch, uint32_t tid, struct profile_run *run,
+		      struct profile_op *op, bool first)
 {
 	uint64_t duration = activity->end_ns - activity->start_ns;
 	struct profile_gpu gpu = {
@@ -157,6 +130,7 @@ static void emit_gpu(struct profile *profile, const struct gpu_activity *activit
 		.name = gpu_activity_name(profile->gpu, activity),
 		.op = op,
 		.run = run,
+		.first_of_launch = first,
 	};
 
 	if (op) {
@@ -188,13 +162,18 @@ static void emit_launch(struct profile *profile, struct profile_thread *thread,
 	struct profile_op *op = NULL;
 	/* The host's id of the launching thread; CUPTI's when it had no frames. */
 	uint32_t tid = thread ? thread->tid : launch->tid;
+	bool drawn = false;
 
 	/* A launch whose time CUPTI did not give belongs to no frame. */
 	if (launch->start_ns)
-		open_frame(profile, thread, &run, &op);
-	for (uint32_t i = 0; i < launch->activity_count; i++)
-		emit_gpu(profile, gpu_launch_activity(profile->gpu, launch, i), launch, tid, run,
-			 op);
+		profile_open_frame(profile, thread, &run, &op);
+	for (uint32_t i = 0; i < launch->activity_count; i++) {
+		const struct gpu_activity *activity = gpu_launch_activity(profile->gpu, launch, i);
+		bool first = !drawn && !activity->time_invalid;
+
+		drawn = drawn || first;
+		profile_emit_gpu(profile, activity, launch, tid, run, op, first);
+	}
 }
 
 /* The thread's launches that began before until_ns, in the frames open now. */
@@ -224,7 +203,7 @@ static bool opens_or_closes_frame(int type)
 /* Before a frame of thread (tgid, tid) opens or closes at timestamp. */
 static void gpu_before_frame_change(struct profile *profile, const struct record_event *event)
 {
-	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
+	struct profile_thread *thread = profile_thread_of(profile, event->tgid, event->tid);
 
 	if (!thread)
 		return;
@@ -256,12 +235,12 @@ static void gpu_finish(struct profile *profile)
 	}
 	for (size_t i = 0; i < gpu->activity_count; i++) {
 		if (gpu->activities[i].launch == GPU_NO_LAUNCH)
-			emit_gpu(profile, &gpu->activities[i], NULL, 0, NULL, NULL);
+			profile_emit_gpu(profile, &gpu->activities[i], NULL, 0, NULL, NULL, false);
 	}
 }
 
 /* Hands op over once nothing keeps it open; then its parent may be done too. */
-static void release(struct profile *profile, struct profile_op *op)
+void profile_release(struct profile *profile, struct profile_op *op)
 {
 	while (op && --op->pending == 0) {
 		struct profile_op *parent = op->parent;
@@ -311,7 +290,7 @@ static void unwind_to(struct profile *profile, struct profile_thread *thread, si
 static int op_begin(struct profile *profile, const struct record_event *event)
 {
 	const struct event_op_begin *begin = &event->op_begin;
-	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
+	struct profile_thread *thread = profile_thread_of(profile, event->tgid, event->tid);
 	struct profile_op *op = calloc(1, sizeof(*op)), *top;
 
 	if (!thread || !op)
@@ -355,7 +334,7 @@ static void close_op(struct profile *profile, struct profile_op *op, uint64_t en
 	op->ended = true;
 	if (op->parent)
 		op->parent->child_ns += duration;
-	release(profile, op);
+	profile_release(profile, op);
 }
 
 static void op_end(struct profile *profile, const struct record_event *event)
@@ -450,7 +429,7 @@ static int task_launch(struct profile *profile, const struct record_event *event
 
 static void task_begin(struct profile *profile, const struct record_event *event)
 {
-	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
+	struct profile_thread *thread = profile_thread_of(profile, event->tgid, event->tid);
 	struct profile_task *task = idmap_get(&profile->tasks, event->tgid, event->task_begin.task);
 	struct run_node *node;
 	struct profile_run *run;
@@ -517,7 +496,7 @@ static void finish_run(struct profile *profile, struct profile_run *run, uint64_
 	idmap_remove(&profile->tasks, run->tgid, task->id);
 	free(task);
 	if (op)
-		release(profile, op);
+		profile_release(profile, op);
 }
 
 /* Takes node out of its task's running points and its thread's open runs. */
@@ -551,7 +530,19 @@ static void unlink_run(struct profile *profile, struct run_node *node)
 static void end_run(struct profile *profile, struct run_node *node, uint64_t end_ns)
 {
 	unlink_run(profile, node);
+	/* Its GPU work is still to come: handed over with it. */
+	if (node->holds) {
+		node->done = true;
+		node->done_ns = end_ns;
+		return;
+	}
 	finish_run(profile, &node->run, end_ns);
+	free(node);
+}
+
+void profile_complete_run(struct profile *profile, struct run_node *node)
+{
+	finish_run(profile, &node->run, node->done_ns);
 	free(node);
 }
 
@@ -586,7 +577,7 @@ static bool on_stack(const struct profile_thread *thread, const struct profile_o
 
 static void wait_begin(struct profile *profile, const struct record_event *event)
 {
-	struct profile_thread *thread = thread_of(profile, event->tgid, event->tid);
+	struct profile_thread *thread = profile_thread_of(profile, event->tgid, event->tid);
 
 	if (!thread)
 		return;
@@ -667,7 +658,9 @@ int profile_feed(struct profile *profile, const void *record, size_t size)
 		return 0;
 	}
 	note_time(profile, event->timestamp);
-	if (profile->gpu && opens_or_closes_frame(event->type))
+	if (profile->gpu_stream)
+		gpu_stream_expire(profile, event->timestamp);
+	else if (profile->gpu && opens_or_closes_frame(event->type))
 		gpu_before_frame_change(profile, event);
 	switch (event->type) {
 	case RECORD_STRING:
@@ -716,10 +709,14 @@ int profile_feed(struct profile *profile, const void *record, size_t size)
 	case RECORD_WAIT_END:
 		wait_end(profile, event);
 		return 0;
+	case RECORD_GPU_LAUNCH:
+		return profile->gpu_stream ? gpu_stream_launch(profile, event) : 0;
 	case RECORD_GPU:
 	case RECORD_GPU_NAME:
 	case RECORD_GPU_DROPPED:
-		return 0; /* read ahead, into profile->gpu */
+		/* As they come; or read ahead, into profile->gpu. */
+		return profile->gpu_stream ? gpu_stream_record(profile, event->type, record, size)
+					   : 0;
 	default:
 		profile->stats.malformed++;
 		return 0;
@@ -730,8 +727,12 @@ void profile_finish(struct profile *profile)
 {
 	uint64_t end_ns = profile->stats.last_ns;
 
+	/* Calls whose activity did not come let their frames go. */
+	if (profile->gpu_stream)
+		gpu_stream_finish(profile);
 	/* Launches after the last record went to the frames still open. */
-	for (size_t i = 0; profile->gpu && i < profile->threads.capacity; i++) {
+	for (size_t i = 0; profile->gpu && !profile->gpu_stream && i < profile->threads.capacity;
+	     i++) {
 		struct profile_thread *thread = profile->threads.slots[i].value;
 
 		if (thread)
@@ -754,7 +755,7 @@ void profile_finish(struct profile *profile)
 		if (!task)
 			continue;
 		if (task->op)
-			release(profile, task->op);
+			profile_release(profile, task->op);
 		free(task);
 	}
 	idmap_free(&profile->tasks);
@@ -770,12 +771,13 @@ void profile_finish(struct profile *profile)
 			close_op(profile, op, end_ns);
 		}
 	}
-	if (profile->gpu)
+	if (profile->gpu && !profile->gpu_stream)
 		gpu_finish(profile);
 }
 
 void profile_free(struct profile *profile)
 {
+	gpu_stream_free(profile);
 	for (size_t i = 0; i < profile->threads.capacity; i++) {
 		struct profile_thread *thread = profile->threads.slots[i].value;
 

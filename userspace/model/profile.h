@@ -98,6 +98,7 @@ struct profile_gpu {
 	uint64_t op_name;
 	uint64_t root_name;
 	const struct profile_run *run; /* the task point running at the launch, or NULL */
+	bool first_of_launch;	       /* no activity of its launch with times came before */
 };
 
 struct profile_wait {
@@ -130,7 +131,11 @@ struct profile_consumer {
 	void (*fallback)(void *ctx, const struct profile *profile, const struct profile_op *op);
 	void (*rt_init)(void *ctx, const struct profile *profile, uint32_t tgid, int rank,
 			int rank_count);
-	/* GPU activity, at its launch's place in its thread's order (op, run alive). */
+	/*
+	 * GPU activity, op and run alive: at its launch's place in its thread's
+	 * order (read ahead), or as it comes (streamed: after the frame's end
+	 * was read, before the frame is handed over).
+	 */
 	void (*gpu)(void *ctx, const struct profile *profile, const struct profile_gpu *gpu);
 };
 
@@ -155,8 +160,9 @@ struct profile {
 	struct idmap running;	     /* (tgid, task id) -> its points running (profile.c) */
 	struct idmap strings;	     /* (tgid, address) -> char * */
 	struct profile_names names;  /* commands, thread names, ranks */
-	const struct gpu_index *gpu; /* sealed; NULL: no GPU activity */
-	struct idmap gpu_claimed;    /* (tgid, CUPTI's tid) -> the thread that took its launches */
+	const struct gpu_index *gpu; /* sealed, or gpu_stream's; NULL: no GPU activity */
+	struct gpu_stream *gpu_stream; /* attributes GPU records as they come, or NULL */
+	struct idmap gpu_claimed; /* (tgid, CUPTI's tid) -> the thread that took its launches */
 	struct profile_stats stats;
 };
 
@@ -164,6 +170,15 @@ void profile_init(struct profile *profile, const struct profile_consumer *consum
 
 /* The GPU activity to attribute (sealed), before the first record is fed. */
 void profile_set_gpu(struct profile *profile, const struct gpu_index *gpu);
+
+/*
+ * The capture has gpu_launch records: GPU records are attributed as they
+ * come, memory bounded by the calls in flight, not read ahead. Before the
+ * first record is fed. 0 or -ENOMEM.
+ */
+int profile_stream_gpu(struct profile *profile);
+/* Streamed: GPU times (CUPTI's, the recording host's) move by offset_ns. */
+void profile_set_gpu_offset(struct profile *profile, int64_t offset_ns);
 
 /* One record as the ring buffer gave it. Returns 0 or -ENOMEM. */
 int profile_feed(struct profile *profile, const void *record, size_t size);

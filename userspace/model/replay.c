@@ -410,6 +410,29 @@ static int read_gpu(struct replay *replay, struct profile *profile)
 	return 0;
 }
 
+/*
+ * Whether GPU records are attributed as they come (profile_stream_gpu):
+ * every capture says it holds gpu_launch records, and no GPU file is merged
+ * (its records have no launches). OPTRACE_GPU_READ_AHEAD=1 reads them ahead
+ * all the same, to compare.
+ */
+static bool streams_gpu(struct replay *replay)
+{
+	const char *read_ahead = getenv("OPTRACE_GPU_READ_AHEAD");
+	uint64_t launches;
+
+	if (!replay->source_count || replay->gpu.activity_count || replay->gpu.launch_count ||
+	    (read_ahead && !strcmp(read_ahead, "1")))
+		return false;
+	for (size_t i = 0; i < replay->source_count; i++) {
+		if (capture_peek_counter(replay->sources[i].path, CAPTURE_COUNTER_GPU_LAUNCHES,
+					 &launches) ||
+		    !launches)
+			return false;
+	}
+	return true;
+}
+
 /* ---- the profile's pass ---------------------------------------------------- */
 
 /* Merged processes keep their pid and host in the profile's names. */
@@ -445,6 +468,8 @@ static int feed_source(struct replay *replay, struct replay_source *source, stru
 
 	if (stat(source->path, &st) || st.st_size < (16 << 20))
 		progress = false; /* small files are read in a blink */
+	/* CUPTI's times are the recording host's: the offset at the start. */
+	profile_set_gpu_offset(profile, replay->source_count > 1 ? source->offset_ns : 0);
 	while ((err = capture_next(source->reader, &record)) > 0) {
 		const void *data = merged(&m, &record);
 
@@ -487,7 +512,7 @@ int replay_run(struct replay *replay, struct profile *profile)
 {
 	int err;
 
-	err = read_gpu(replay, profile);
+	err = streams_gpu(replay) ? profile_stream_gpu(profile) : read_gpu(replay, profile);
 	err = err ?: name_merged_processes(replay, profile);
 	if (err)
 		return err;

@@ -339,20 +339,6 @@ static void write_dim3(struct chrome_writer *writer, const char *key, const int3
 	put(writer, "]");
 }
 
-/* True if no activity of the launch before this one was drawn. */
-static bool first_drawn(const struct profile *profile, const struct profile_gpu *gpu)
-{
-	for (uint32_t i = 0; i < gpu->launch->activity_count; i++) {
-		const struct gpu_activity *a = gpu_launch_activity(profile->gpu, gpu->launch, i);
-
-		if (a == gpu->activity)
-			return true;
-		if (!a->time_invalid)
-			return false;
-	}
-	return true;
-}
-
 static void on_gpu(void *ctx, const struct profile *profile, const struct profile_gpu *gpu)
 {
 	struct chrome_writer *writer = ctx;
@@ -399,7 +385,7 @@ static void on_gpu(void *ctx, const struct profile *profile, const struct profil
 	 * selecting it shows its kernels. Outside, nothing is drawn there:
 	 * draw the API call, once per launch, for the flow to start from.
 	 */
-	if (!gpu->op && !run && first_drawn(profile, gpu)) {
+	if (!gpu->op && !run && gpu->first_of_launch) {
 		struct unquoted name = { .writer = writer };
 
 		name_track(writer, profile, gpu->tgid, gpu->tid, NULL);

@@ -574,21 +574,15 @@ static uint64_t gpu_flow_id(const struct profile *profile, const struct gpu_acti
  * activity that has times) for its flows to leave from, one per activity.
  */
 static void draw_launch(struct perfetto_writer *writer, const struct profile *profile,
-			const struct profile_gpu *gpu)
+			const struct profile_gpu *gpu, uint64_t id)
 {
 	const struct gpu_launch *launch = gpu->launch;
 	uint64_t track;
 	struct event event;
 	char *name;
 
-	for (uint32_t i = 0; i < launch->activity_count; i++) {
-		const struct gpu_activity *a = gpu_launch_activity(profile->gpu, launch, i);
-
-		if (a == gpu->activity)
-			break;
-		if (!a->time_invalid)
-			return; /* drawn with that one */
-	}
+	if (!gpu->first_of_launch)
+		return; /* drawn with an earlier one */
 	name = malloc(strlen("launch ") + strlen(gpu->name) + 1);
 	if (!name) {
 		fail(writer, -ENOMEM);
@@ -600,6 +594,9 @@ static void draw_launch(struct perfetto_writer *writer, const struct profile *pr
 	event = slice_begin(writer, track, launch->start_ns, CAT_LAUNCH, name);
 	free(name);
 	arg_uint(writer, ARG_CORRELATION_ID, launch->correlation_id);
+	/* Streamed, the later activities of the launch are not known yet. */
+	if (!launch->activity_count)
+		pw_fixed64(&writer->packet, PF_EVENT_FLOW_IDS, id);
 	for (uint32_t i = 0; i < launch->activity_count; i++) {
 		const struct gpu_activity *a = gpu_launch_activity(profile->gpu, launch, i);
 
@@ -612,10 +609,8 @@ static void draw_launch(struct perfetto_writer *writer, const struct profile *pr
 
 /* Where the flow to this activity leaves from: its task point, op or launch. */
 static void gpu_flow_source(struct perfetto_writer *writer, const struct profile *profile,
-			    const struct profile_gpu *gpu)
+			    const struct profile_gpu *gpu, uint64_t id)
 {
-	uint64_t id = gpu_flow_id(profile, gpu->activity);
-
 	if (gpu->run) {
 		add_flow(writer, &writer->run_flows, gpu->tgid, (uint64_t)(uintptr_t)gpu->run, id);
 	} else if (gpu->op) {
@@ -623,7 +618,7 @@ static void gpu_flow_source(struct perfetto_writer *writer, const struct profile
 
 		add_flow(writer, &writer->op_flows, from->tgid, from->id, id);
 	} else {
-		draw_launch(writer, profile, gpu);
+		draw_launch(writer, profile, gpu, id);
 	}
 }
 
@@ -640,6 +635,9 @@ static void on_gpu(void *ctx, const struct profile *profile, const struct profil
 	uint64_t root_name = gpu->op ? gpu->root_name : run ? run->root_name : 0;
 	uint64_t op_name = gpu->op ? gpu->op_name : run ? run->op_name : 0;
 	bool flow = gpu->launch && gpu->launch->start_ns;
+	/* Read ahead, an activity's place in the index; streamed, a count. */
+	uint64_t id = profile->gpu_stream ? GPU_FLOW_BIT | ++writer->gpu_flows
+					  : gpu_flow_id(profile, activity);
 	struct event event;
 	uint64_t track;
 
@@ -648,7 +646,7 @@ static void on_gpu(void *ctx, const struct profile *profile, const struct profil
 		return;
 	track = gpu_track(writer, profile, activity);
 	if (flow)
-		gpu_flow_source(writer, profile, gpu);
+		gpu_flow_source(writer, profile, gpu, id);
 	event = slice_begin(writer, track, activity->start_ns,
 			    activity->kind < COUNT_OF(categories) && categories[activity->kind]
 				    ? categories[activity->kind]
@@ -671,8 +669,7 @@ static void on_gpu(void *ctx, const struct profile *profile, const struct profil
 		arg_uint(writer, ARG_BYTES, activity->bytes);
 	}
 	if (flow)
-		pw_fixed64(&writer->packet, PF_EVENT_TERMINATING_FLOW_IDS,
-			   gpu_flow_id(profile, activity));
+		pw_fixed64(&writer->packet, PF_EVENT_TERMINATING_FLOW_IDS, id);
 	event_end(writer, event);
 	slice_end(writer, track, activity->start_ns, activity->end_ns);
 }

@@ -54,6 +54,7 @@ struct perfetto_writer {
 	struct idmap op_flows;		/* (tgid, op id) -> struct perfetto_flows, until drawn */
 	struct idmap run_flows;		/* (tgid, run address) -> struct perfetto_flows */
 	uint64_t flow_ids;		/* op → task flows handed out */
+	uint64_t gpu_flows;		/* launch → GPU flows handed out, streamed */
 	uint64_t packets;
 	int error;
 	struct async_out *async; /* writes full buffers on a thread of its own */

@@ -195,6 +195,14 @@ static int decode(const struct optrace_event *in, struct record_event *out)
 			in->kind == OPTRACE_EVENT_WAIT_BEGIN ? RECORD_WAIT_BEGIN : RECORD_WAIT_END;
 		out->wait = (struct event_wait){ .op = in->id, .kind = in->small };
 		return 0;
+	case OPTRACE_EVENT_GPU_LAUNCH:
+		out->type = RECORD_GPU_LAUNCH;
+		out->gpu_launch = (struct event_gpu_launch){
+			.correlation_id = (uint32_t)in->id,
+			.api_kind = in->small,
+			.flags = in->medium,
+		};
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -328,9 +336,6 @@ int batch_decoder_add(struct batch_decoder *decoder, const struct batch_origin *
 			decoder->stats.outside++;
 			continue;
 		}
-		/* For stat's attribution in the kernel; a capture has the API records. */
-		if (events[i].kind == OPTRACE_EVENT_GPU_LAUNCH)
-			continue;
 		if (decode(&events[i], &record)) {
 			decoder->stats.malformed++;
 			continue;
