@@ -42,6 +42,17 @@ START_TEST(test_attribution)
 	/* Kernel names came through the kernel_name probe. */
 	ck_assert_int_eq((long)jv_number(gpu, "kernels"), 17);
 	ck_assert_int_eq((long)jv_number(gpu, "copies"), 1);
+	/* Every launch but the one whose API record is lost was marked on its thread. */
+	ck_assert_int_eq((long)jv_number(jv_get(jv_get(report, "capture"), "counters"),
+					 "records.gpu_launches"),
+			 17);
+	jv_free(report);
+	/* Streamed (the capture has gpu_launch records) as read ahead. */
+	ck_assert_int_eq(setenv("OPTRACE_GPU_READ_AHEAD", "1", 1), 0);
+	ck_assert_int_eq(run_command(report_json, json_path, NULL, 60), 0);
+	unsetenv("OPTRACE_GPU_READ_AHEAD");
+	report = read_json_file(json_path);
+	check_gpu_truth(truth, jv_get(report, "gpu"));
 	jv_free(report);
 
 	ck_assert_int_eq(run_command(report_text, text_path, NULL, 60), 0);

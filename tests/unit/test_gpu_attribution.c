@@ -200,6 +200,106 @@ START_TEST(test_frames)
 }
 END_TEST
 
+/* A kernel record as the capture holds it, fed at ts (streamed attribution). */
+static void stream_kernel(uint64_t ts, uint32_t correlation, uint64_t start)
+{
+	struct optrace_gpu_kernel kernel = {
+		.head = { OPTRACE_GPU_REC_KERNEL, 1, sizeof(kernel), 0 },
+		.start_ns = start,
+		.end_ns = start + 100,
+		.correlation_id = correlation,
+		.stream_id = 7,
+	};
+	struct record_gpu record = {
+		.timestamp = ts,
+		.tgid = PID,
+		.tid = OTHER,
+		.type = RECORD_GPU,
+		.size = sizeof(kernel),
+	};
+
+	memcpy(record.data, &kernel, sizeof(kernel));
+	ck_assert_int_eq(profile_feed(&profile, &record, sizeof(record)), 0);
+}
+
+static void stream_launch(uint64_t ts, uint32_t tid, uint32_t correlation, uint32_t flags)
+{
+	feed(ts, tid, RECORD_GPU_LAUNCH, correlation, OPTRACE_GPU_API_RUNTIME, flags, 0, 0);
+}
+
+/*
+ * Streamed (a capture with gpu_launch records): each activity goes to the
+ * frame open at its launch's record, however late it comes; the frames wait
+ * for it (an op is handed over with its GPU time whole); an activity before
+ * its launch waits for the launch; a graph's several activities all count;
+ * a call whose activity never comes lets its frame go after the horizon.
+ */
+START_TEST(test_streamed)
+{
+	ck_assert_int_eq(profile_stream_gpu(&profile), 0);
+	stream_launch(50, MAIN, 1, 0); /* before anything */
+	feed(100, MAIN, RECORD_OP_BEGIN, 1, 0, 0, ADD, 0);
+	stream_kernel(150, 7, 7000); /* before its launch's record */
+	stream_launch(160, MAIN, 7, 0);
+	feed(200, MAIN, RECORD_OP_BEGIN, 2, 1, 1, HELPER, 0);
+	feed(250, MAIN, RECORD_TASK_LAUNCH, 9, 2, 1, TASK, 1);
+	feed(300, WORKER, RECORD_TASK_BEGIN, 9, 0, OPTRACE_VARIANT_GPU, 3, 0);
+	stream_launch(350, MAIN, 3, 0);	  /* the helper, on its own thread */
+	stream_launch(400, WORKER, 2, 0); /* the task point */
+	stream_launch(400, OTHER, 6, 0);  /* a thread with no frames */
+	feed(600, WORKER, RECORD_TASK_END, 9, 0, 0, 0, 0);
+	feed(700, MAIN, RECORD_OP_END, 2, 0, 0, 0, 0);
+	stream_launch(800, MAIN, 4, 0); /* the root, after its helper */
+	stream_launch(801, MAIN, 4, 0); /* the driver's call of that runtime call */
+	stream_launch(900, MAIN, 9, OPTRACE_GPU_LAUNCH_MANY); /* a graph */
+	feed(1000, MAIN, RECORD_OP_END, 1, 0, 0, 0, 0);
+	stream_launch(1100, MAIN, 5, 0); /* after the op ended */
+	/* Nothing is handed over before its GPU work came. */
+	ck_assert_int_eq(done_count, 0);
+	ck_assert_int_eq(run_count, 0);
+	for (uint32_t c = 6; c >= 1; c--)
+		stream_kernel(2000 + c, c, c * 1000);
+	stream_kernel(2010, 9, 9000);
+	stream_kernel(2011, 9, 9500);
+	stream_kernel(2012, 8, 8000); /* never launched */
+	ck_assert_int_eq(run_count, 1);
+	ck_assert_uint_eq(runs[0].gpu_count, 1);
+	ck_assert_int_eq(done_count, 1); /* the helper; the root waits for its graph */
+	ck_assert_uint_eq(done[0].id, 2);
+	ck_assert_uint_eq(done[0].gpu_count, 2);
+	ck_assert_uint_eq(done[0].gpu_ns, 200);
+	/* A call whose activity never comes holds its op for the horizon only. */
+	feed(3000, MAIN, RECORD_OP_BEGIN, 3, 0, 0, ADD, 0);
+	stream_launch(3100, MAIN, 10, 0);
+	feed(3200, MAIN, RECORD_OP_END, 3, 0, 0, 0, 0);
+	ck_assert_int_eq(done_count, 1);
+	feed(3200 + 11000000000ull, MAIN, RECORD_OP_BEGIN, 4, 0, 0, ADD, 0);
+	ck_assert_int_eq(done_count, 3); /* the graph's and the unfinished call's ops */
+	profile_finish(&profile);
+
+	ck_assert_int_eq(seen_count, 10);
+	ck_assert_uint_eq(find(1)->op, 0);
+	ck_assert(find(1)->launched);
+	ck_assert_uint_eq(find(2)->op, 2);
+	ck_assert_uint_eq(find(2)->root, 1);
+	ck_assert_int_eq(find(2)->variant, OPTRACE_VARIANT_GPU);
+	ck_assert_uint_eq(find(3)->op, 2);
+	ck_assert_int_eq(find(3)->variant, -1);
+	ck_assert_uint_eq(find(4)->op, 1);
+	ck_assert_uint_eq(find(5)->op, 0);
+	ck_assert_uint_eq(find(6)->op, 0);
+	ck_assert_uint_eq(find(7)->op, 1);
+	ck_assert(!find(8)->launched);
+	ck_assert_uint_eq(profile.stats.gpu_in_ops, 6);
+	ck_assert_uint_eq(profile.stats.gpu_outside, 3);
+	ck_assert_uint_eq(profile.stats.gpu_unlaunched, 1);
+	ck_assert_uint_eq(done[1].id, 1);
+	ck_assert_uint_eq(done[1].gpu_count, 4);
+	ck_assert_uint_eq(done[1].tree_gpu_ns, 600);
+	ck_assert_uint_eq(done[2].id, 3);
+}
+END_TEST
+
 START_TEST(test_cupti_edge_cases)
 {
 	struct optrace_gpu_memcpy copy = {
@@ -585,6 +685,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
 	tcase_add_test(tc, test_frames);
+	tcase_add_test(tc, test_streamed);
 	tcase_add_test(tc, test_cupti_edge_cases);
 	tcase_add_test(tc, test_cut_frames);
 	tcase_add_test(tc, test_gpu_file);
