@@ -124,7 +124,10 @@ START_TEST(test_pid_namespace)
 }
 END_TEST
 
-/* Both exports take the GPU activity; the Chrome trace stays valid JSON. */
+/*
+ * Both exports take the GPU activity; the Chrome trace stays valid JSON and
+ * says what was lost by source, as both say on stderr.
+ */
 START_TEST(test_exports)
 {
 	char *capture = test_path("gpu.capture"), *truth = test_path("truth.txt");
@@ -132,18 +135,33 @@ START_TEST(test_exports)
 	char *record[] = { OPTRACE, "record", "-q", "-o", capture, "--", GPU_REPLAY, truth, NULL };
 	char *chrome[] = { OPTRACE, "export", "--chrome", "-o", trace, capture, NULL };
 	char *legion_export[] = { OPTRACE, "export", "--legion", "-o", legion, capture, NULL };
+	char *err_path = test_path("export.err"), *text;
+	const struct jv *dropped;
 	struct jv *value;
 
 	NEED_BPF();
 	ck_assert_int_eq(run_command(record, NULL, NULL, 60), 0);
-	ck_assert_int_eq(run_command(chrome, NULL, NULL, 60), 0);
+	ck_assert_int_eq(run_command(chrome, NULL, err_path, 60), 0);
 	value = read_json_file(trace);
+	/* CUPTI's drops, by source, in the trace and said. */
+	dropped = jv_get(jv_get(value, "otherData"), "gpu_dropped");
+	ck_assert_msg(dropped, "no otherData.gpu_dropped in the Chrome trace");
+	ck_assert_int_eq((long)jv_number(dropped, "activity_buffer"), 3);
+	ck_assert_int_eq((long)jv_number(dropped, "api_callback"), 0);
+	ck_assert_int_eq((long)jv_number(dropped, "ring_buffer"), 0);
 	jv_free(value);
-	ck_assert_int_eq(run_command(legion_export, NULL, NULL, 60), 0);
+	text = read_file(err_path);
+	ck_assert_msg(strstr(text, "LOST: GPU records: 3 dropped by CUPTI"), "%s", text);
+	free(text);
+	ck_assert_int_eq(run_command(legion_export, NULL, err_path, 60), 0);
+	text = read_file(err_path);
+	ck_assert_msg(strstr(text, "LOST: GPU records: 3 dropped by CUPTI"), "%s", text);
+	free(text);
 	free(capture);
 	free(truth);
 	free(trace);
 	free(legion);
+	free(err_path);
 }
 END_TEST
 

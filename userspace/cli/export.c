@@ -14,6 +14,7 @@
 
 #include "common/diag.h"
 #include "output/chrome.h"
+#include "output/gpu_tables.h"
 #include "cli/commands.h"
 #include "output/legion_export.h"
 #include "output/legion_prof.h"
@@ -170,6 +171,7 @@ static int export_timeline(void)
 {
 	const char *input_paths[sizeof(env.paths) / sizeof(env.paths[0]) + 1];
 	struct profile_consumer consumer;
+	struct gpu_summary gpu_losses;
 	struct timeline writer;
 	struct replay replay = { 0 };
 	struct out_file output;
@@ -205,6 +207,10 @@ static int export_timeline(void)
 		goto cleanup;
 	profile.consumer = consumer;
 	err = replay_run(&replay, &profile);
+	if (gpu_losses_note(&profile, replay_counter(&replay, "lost.gpu_ringbuf_full"),
+			    &gpu_losses) &&
+	    !env.perfetto)
+		writer.chrome.gpu_losses = &gpu_losses;
 	err = timeline_end(&writer) ?: err;
 
 cleanup:

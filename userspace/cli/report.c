@@ -244,26 +244,6 @@ static void print_json_members(FILE *out, void *ctx)
 	gpu_report_print_json(out, members->report);
 }
 
-/* GPU records record's ring buffer had no room for, in every capture read. */
-static uint64_t gpu_ring_buffer_lost(const struct replay *replay)
-{
-	const struct capture_status *one = replay->status;
-	size_t count = replay->source_count ? replay->source_count : 1;
-	uint64_t lost = 0;
-
-	for (size_t i = 0; i < count; i++) {
-		const struct capture_status *status =
-			replay->source_count ? replay->sources[i].status : one;
-
-		for (size_t j = 0;
-		     status && status->has_trailer && j < status->trailer.counter_count; j++) {
-			if (!strcmp(status->trailer.counters[j].name, "lost.gpu_ringbuf_full"))
-				lost += status->trailer.counters[j].value;
-		}
-	}
-	return lost;
-}
-
 /* The lost line's words for what the counters do not say: the notes of losses. */
 static void lost_note(const struct replay *replay, char *text, size_t size)
 {
@@ -346,7 +326,8 @@ int cmd_report(int argc, char **argv)
 	}
 	lost_note(&replay, lost, sizeof(lost));
 	builder.snapshot.lost_note = lost;
-	gpu_report_summarize(&builder.gpu, &profile, gpu_ring_buffer_lost(&replay));
+	gpu_report_summarize(&builder.gpu, &profile,
+			     replay_counter(&replay, "lost.gpu_ringbuf_full"));
 	if (!env.print.json)
 		print_summary(out, &replay, &profile);
 	json_members.replay = &replay;

@@ -530,6 +530,25 @@ int replay_run(struct replay *replay, struct profile *profile)
 	return 0;
 }
 
+uint64_t replay_counter(const struct replay *replay, const char *name)
+{
+	const struct capture_status *one = replay->status;
+	size_t count = replay->source_count ? replay->source_count : 1;
+	uint64_t lost = 0;
+
+	for (size_t i = 0; i < count; i++) {
+		const struct capture_status *status =
+			replay->source_count ? replay->sources[i].status : one;
+
+		for (size_t j = 0;
+		     status && status->has_trailer && j < status->trailer.counter_count; j++) {
+			if (!strcmp(status->trailer.counters[j].name, name))
+				lost += status->trailer.counters[j].value;
+		}
+	}
+	return lost;
+}
+
 void replay_close(struct replay *replay)
 {
 	for (size_t i = 0; i < replay->source_count; i++) {

@@ -76,6 +76,9 @@ int replay_scan(struct replay *replay,
 		int (*fn)(void *ctx, unsigned int type, const void *record, size_t size),
 		void *ctx);
 
+/* The end markers' counter name, summed over the captures read (0 where absent). */
+uint64_t replay_counter(const struct replay *replay, const char *name);
+
 /* Adds an OPTRACE_GPU_FILE's activity to attribute. 0 or -errno, said. */
 int replay_add_gpu_file(struct replay *replay, const char *path);
 

@@ -426,7 +426,18 @@ int chrome_writer_end(struct chrome_writer *writer)
 {
 	int err;
 
-	put(writer, "\n]}\n");
+	put(writer, "\n]");
+	if (writer->gpu_losses) {
+		put(writer, ",\"otherData\":{\"gpu_dropped\":{");
+		for (int i = 0; i < GPU_DROP_SOURCES; i++) {
+			put(writer, i ? ",\"" : "\"");
+			put(writer, gpu_drop_source_key(writer->gpu_losses, i));
+			put(writer, "\":");
+			put_u64(writer, writer->gpu_losses->dropped[i]);
+		}
+		put(writer, "}}");
+	}
+	put(writer, "}\n");
 	err = async_out_close(writer->async, writer->buffer, writer->used);
 	idmap_free(&writer->threads_named);
 	idmap_free(&writer->processes_named);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "model/gpu_aggregates.h"
 #include "model/profile.h"
 
 struct chrome_writer {
@@ -31,6 +32,8 @@ struct chrome_writer {
 	struct async_out *async; /* writes full buffers on a thread of its own */
 	char *buffer;		 /* the events, before they go to out */
 	size_t used;
+	/* Set before the end, if there was GPU activity: its losses, in otherData. */
+	const struct gpu_summary *gpu_losses;
 };
 
 /*

@@ -4,6 +4,7 @@
 #include <optrace/gpu.h>
 #include <string.h>
 
+#include "common/diag.h"
 #include "output/gpu_tables.h"
 #include "output/json.h"
 
@@ -12,10 +13,48 @@ static const char *variant_name(int variant)
 	return variant < 0 ? "-" : optrace_variant_name(variant);
 }
 
+bool gpu_drops_text(const struct gpu_summary *s, char *text, size_t size)
+{
+	size_t used = 0;
+
+	text[0] = '\0';
+	for (int i = 0; i < GPU_DROP_SOURCES; i++) {
+		int n;
+
+		if (!s->dropped[i])
+			continue;
+		n = snprintf(text + used, size - used, "%s%llu %s",
+			     used ? "; " : "LOST: GPU records: ", (unsigned long long)s->dropped[i],
+			     gpu_drop_source_text(s, i));
+		if (n < 0 || (size_t)n >= size - used)
+			break;
+		used += (size_t)n;
+	}
+	return used > 0;
+}
+
+bool gpu_losses_note(const struct profile *profile, uint64_t ring_buffer_lost,
+		     struct gpu_summary *summary)
+{
+	struct gpu_report report;
+	char text[512];
+	bool present;
+
+	gpu_report_init(&report);
+	gpu_report_summarize(&report, profile, ring_buffer_lost);
+	*summary = report.summary;
+	present = report.present;
+	gpu_report_free(&report);
+	if (present && gpu_drops_text(summary, text, sizeof(text)))
+		diag("%s", text);
+	return present;
+}
+
 static void print_summary(FILE *out, const struct gpu_report *report)
 {
 	const struct gpu_summary *s = &report->summary;
-	uint64_t device_ns = 0, lost = 0;
+	uint64_t device_ns = 0;
+	char lost[512];
 
 	for (size_t i = 0; i < report->ops.count; i++)
 		device_ns += report->ops.rows[i].gpu_ns;
@@ -26,21 +65,8 @@ static void print_summary(FILE *out, const struct gpu_report *report)
 		(unsigned long long)s->kernels, (unsigned long long)s->copies,
 		(unsigned long long)s->memsets, device_ns / 1e6, (unsigned long long)s->in_ops,
 		(unsigned long long)s->outside, (unsigned long long)s->unlaunched);
-	for (int i = 0; i < GPU_DROP_SOURCES; i++)
-		lost += s->dropped[i];
-	if (lost) {
-		const char *separator = "";
-
-		fputs("LOST: GPU records:", out);
-		for (int i = 0; i < GPU_DROP_SOURCES; i++) {
-			if (!s->dropped[i])
-				continue;
-			fprintf(out, "%s %llu %s", separator, (unsigned long long)s->dropped[i],
-				gpu_drop_source_text(s, i));
-			separator = ";";
-		}
-		fputc('\n', out);
-	}
+	if (gpu_drops_text(s, lost, sizeof(lost)))
+		fprintf(out, "%s\n", lost);
 	if (s->invalid_times)
 		fprintf(out, "%llu activities had no valid CUPTI times: counted, 0 ns each\n",
 			(unsigned long long)s->invalid_times);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "common/diag.h"
+#include "output/gpu_tables.h"
 #include "output/legion_export.h"
 #include "output/legion_prof.h"
 #include "common/outfile.h"
@@ -327,6 +328,7 @@ static int export_all(char *const *paths, int path_count,
 	};
 	struct replay replay = { 0 };
 	struct profile profile;
+	struct gpu_summary gpu_losses;
 	int err;
 
 	profile_init(&profile, &consumer);
@@ -349,6 +351,9 @@ static int export_all(char *const *paths, int path_count,
 	assign_nodes(&exporter);
 	err = open_files(&exporter);
 	err = err ?: replay_run(&replay, &profile);
+	if (!err)
+		gpu_losses_note(&profile, replay_counter(&replay, "lost.gpu_ringbuf_full"),
+				&gpu_losses);
 	finish(&exporter, profile.stats.last_ns);
 	err = err ?: exporter.error;
 	if (err)
