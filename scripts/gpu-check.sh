@@ -5,9 +5,12 @@
 # attribution against the demo's ground truth. Runs the demo's CUDA variant
 # under `optrace record` with the CUPTI collector, then report, report --json,
 # export --chrome and export --legion, and the collector's file mode
-# (OPTRACE_GPU_FILE) without a tracer. Checks that every kernel is attributed
-# to the operation that launched it (counts per op, against the truth) and
-# lies inside that op's lifetime. Then the live load: `optrace record --cuda
+# (OPTRACE_GPU_FILE) without a tracer, and `optrace stat --cuda` (GPU time
+# counted in the kernel). Checks that every kernel is attributed to the
+# operation that launched it (counts per op, against the truth; report, and
+# stat's per process) and lies inside that op's lifetime, that the capture
+# has the launches' marks and attributes the same streamed as read ahead
+# (OPTRACE_GPU_READ_AHEAD=1). Then the live load: `optrace record --cuda
 # -p` loads the collector into the CUDA variant started without it, records
 # its kernels, a second record finds it there, and the demo ends normally; a
 # demo without CUDA is refused and left running. See docs/gpu-check.md and
@@ -132,6 +135,16 @@ step file-mode.out 60 env OPTRACE_GPU_FILE="$OUT/gpu.bin" CUDA_INJECTION64_PATH=
 	"$DEMO" --gpus 1 $DEMO_ARGS --truth "$OUT/truth-file.txt" || exit 1
 step gpu-report.txt 60 "$OPTRACE" report "$OUT/gpu.bin" || exit 2
 step gpu-report.json 60 "$OPTRACE" report --json "$OUT/gpu.bin" || exit 2
+
+# ---- 3b: stat --cuda (GPU time counted in the kernel); the capture read ahead ----
+
+# shellcheck disable=SC2086
+step stat.out 120 $SUDO env CUDA_INJECTION64_PATH="$CUPTI_LIB" \
+	"$OPTRACE" stat --json --cuda -o "$OUT/stat.json" -- \
+	"$DEMO" --gpus 1 $DEMO_ARGS --truth "$OUT/truth-stat.txt" || exit 2
+$SUDO chown "$(id -u):$(id -g)" "$OUT/stat.json" "$OUT/truth-stat.txt" 2>/dev/null
+step report-ahead.json 60 env OPTRACE_GPU_READ_AHEAD=1 "$OPTRACE" report --json \
+	"$OUT/demo.capture" || exit 2
 
 # ---- 4: the live load: optrace record --cuda -p into a running CUDA process ----
 
@@ -463,6 +476,35 @@ elif sections:
         print(f"file mode: {have} {what} in gpu.bin, the truth says {want}")
         if want != have:
             fail(f"file mode: {have} {what} in gpu.bin, the truth says {want}")
+
+# ---- stat --cuda: per operation the user called, as the truth; streamed = read ahead ----
+
+doc = load_json(os.path.join(out, "stat.json"), "stat --json --cuda")
+sections = gpu_sections(doc) if doc is not None else []
+_, stat_root = truth_gpu(os.path.join(out, "truth-stat.txt"))
+if doc is not None and not sections:
+    fail('stat --json --cuda has no "gpu" object in its processes')
+elif sections:
+    rows, outside, unlaunched = report_by_op(sections)
+    got = {op: row for (op, variant), row in rows.items() if variant == "gpu"}
+    print(f"stat --cuda: {sum(r['kernels'] for r in got.values())} kernels in GPU task points, "
+          f"{outside} outside any operation, {unlaunched} without a recorded launch")
+    for root in sorted(set(stat_root) | set(got)):
+        for what in ("kernels", "copies", "memsets"):
+            want = stat_root.get(root, {}).get(what, 0)
+            have = got.get(root, {}).get(what, 0)
+            if want != have:
+                fail(f"stat --cuda: {root}: {have} {what} attributed, the truth says {want}")
+streamed = load_json(os.path.join(out, "report.json"), "report --json")
+ahead = load_json(os.path.join(out, "report-ahead.json"), "report --json, read ahead")
+if isinstance(streamed, dict) and isinstance(ahead, dict):
+    counters = (streamed.get("capture") or {}).get("counters") or {}
+    if not counters.get("records.gpu_launches"):
+        fail("the capture has no gpu_launch records: CUPTI's API callbacks marked no launch")
+    if streamed.get("gpu") != ahead.get("gpu"):
+        fail("report: the capture streamed and read ahead attribute its GPU activity otherwise")
+    else:
+        print("report: streamed as read ahead")
 
 # ---- the live load: kernels recorded after the load, attributed to ops ----
 
