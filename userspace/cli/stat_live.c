@@ -164,12 +164,98 @@ void stat_catch_up(struct stat_bpf *skel, struct tracer *tracer)
 	stat_note_ranks(skel, true);
 }
 
+static bool has_string(const struct stat_snapshot *snapshot, __u32 tgid, __u64 address)
+{
+	for (size_t i = 0; i < snapshot->string_count; i++) {
+		if (snapshot->strings[i].key.tgid == tgid &&
+		    snapshot->strings[i].key.address == address)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A name the kernel did not copy, read from the process if it still runs:
+ * into the strings map (for later snapshots, after the process is gone)
+ * and the snapshot. The kernel copies a name when its aggregate is made; an
+ * end counted from an idle thread's buffer (stat_catch_up) cannot read the
+ * process, and its begin came in an earlier batch.
+ */
+static void fill_string(struct stat_bpf *skel, struct stat_snapshot *snapshot, __u32 tgid,
+			__u64 address)
+{
+	struct string_key key = { .tgid = tgid, .address = address };
+	struct string_value value = { 0 };
+	struct string_row *grown;
+	bool truncated = false;
+
+	if (!address || address == STAT_OP_NOT_SEEN || has_string(snapshot, tgid, address))
+		return;
+	if (process_read_string((pid_t)tgid, address, value.text, sizeof(value.text), &truncated))
+		return; /* gone: the address is shown */
+	value.truncated = truncated;
+	bpf_map_update_elem(bpf_map__fd(skel->maps.strings), &key, &value, BPF_NOEXIST);
+	grown = realloc(snapshot->strings, (snapshot->string_count + 1) * sizeof(*grown));
+	if (!grown)
+		return;
+	snapshot->strings = grown;
+	memset(&grown[snapshot->string_count], 0, sizeof(*grown));
+	grown[snapshot->string_count].key = key;
+	grown[snapshot->string_count++].value = value;
+}
+
+static void fill_strings(struct stat_bpf *skel, struct stat_snapshot *snapshot)
+{
+	for (size_t i = 0; i < snapshot->op_count; i++) {
+		const struct op_key *k = &snapshot->ops[i].key;
+
+		fill_string(skel, snapshot, k->tgid, k->name);
+		fill_string(skel, snapshot, k->tgid, k->parent_name);
+		fill_string(skel, snapshot, k->tgid, k->root_name);
+	}
+	for (size_t i = 0; i < snapshot->task_count; i++) {
+		const struct task_key *k = &snapshot->tasks[i].key;
+
+		fill_string(skel, snapshot, k->tgid, k->name);
+		fill_string(skel, snapshot, k->tgid, k->root_name);
+		fill_string(skel, snapshot, k->tgid, k->op_name);
+	}
+	for (size_t i = 0; i < snapshot->launch_count; i++) {
+		const struct launch_key *k = &snapshot->launches[i].key;
+
+		fill_string(skel, snapshot, k->tgid, k->name);
+		fill_string(skel, snapshot, k->tgid, k->root_name);
+		fill_string(skel, snapshot, k->tgid, k->op_name);
+	}
+	for (size_t i = 0; i < snapshot->fallback_count; i++) {
+		const struct fallback_key *k = &snapshot->fallbacks[i].key;
+
+		fill_string(skel, snapshot, k->tgid, k->name);
+		fill_string(skel, snapshot, k->tgid, k->detail);
+		fill_string(skel, snapshot, k->tgid, k->root_name);
+	}
+	for (size_t i = 0; i < snapshot->wait_count; i++) {
+		fill_string(skel, snapshot, snapshot->waits[i].key.tgid,
+			    snapshot->waits[i].key.root_name);
+		fill_string(skel, snapshot, snapshot->waits[i].key.tgid,
+			    snapshot->waits[i].key.op_name);
+	}
+	for (size_t i = 0; i < snapshot->gpu_count; i++) {
+		const struct gpu_key *k = &snapshot->gpus[i].key;
+
+		fill_string(skel, snapshot, k->tgid, k->root_name);
+		if (k->root_name)
+			fill_string(skel, snapshot, k->tgid, k->op_name);
+	}
+}
+
 int stat_snapshot_take(struct stat_bpf *skel, struct stat_snapshot *snapshot, bool clear)
 {
 	int err = stat_snapshot_read(skel, snapshot, clear);
 
 	if (err)
 		return err;
+	fill_strings(skel, snapshot);
 	for (size_t i = 0; i < snapshot->process_count; i++) {
 		const struct optrace_runtime_info *info = rank_of(snapshot->processes[i].tgid);
 
@@ -188,6 +274,9 @@ _Static_assert(offsetof(struct launch_key, tgid) == 0, "tgid first");
 _Static_assert(offsetof(struct fallback_key, tgid) == 0, "tgid first");
 _Static_assert(offsetof(struct wait_key, tgid) == 0, "tgid first");
 _Static_assert(offsetof(struct string_key, tgid) == 0, "tgid first");
+_Static_assert(offsetof(struct gpu_key, tgid) == 0, "tgid first");
+_Static_assert(offsetof(struct gpu_drop_key, tgid) == 0, "tgid first");
+_Static_assert(offsetof(struct gpu_correlation_key, tgid) == 0, "tgid first");
 
 static bool listed(const __u32 *tgids, size_t count, __u32 tgid)
 {
@@ -239,9 +328,10 @@ static size_t forget_in(const struct bpf_map *map, const __u32 *tgids, size_t co
 size_t stat_forget_processes(struct stat_bpf *skel, const __u32 *tgids, size_t count)
 {
 	const struct bpf_map *maps[] = {
-		skel->maps.op_stats,	   skel->maps.task_stats, skel->maps.launch_stats,
-		skel->maps.fallback_stats, skel->maps.wait_stats, skel->maps.strings,
-		skel->maps.processes,
+		skel->maps.op_stats,	     skel->maps.task_stats, skel->maps.launch_stats,
+		skel->maps.fallback_stats,   skel->maps.wait_stats, skel->maps.strings,
+		skel->maps.processes,	     skel->maps.gpu_stats,  skel->maps.gpu_drops,
+		skel->maps.gpu_correlations,
 	};
 	size_t deleted = 0;
 
