@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "gpu_truth.h"
+#include "http_get.h"
 #include "testlib.h"
 
 #define CUDA_APP OPTRACE_BUILD_DIR "/tests/cuda_app"
@@ -268,6 +269,86 @@ START_TEST(test_stat_equals_report)
 }
 END_TEST
 
+/* The value of the series whose line starts with prefix in a scrape, or -1. */
+static double series_value(const char *text, const char *prefix)
+{
+	for (const char *line = text; line && *line; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		if (!strncmp(line, prefix, strlen(prefix)))
+			return strtod(line + strlen(prefix), NULL);
+	}
+	return -1;
+}
+
+/*
+ * serve --cuda: the live application's GPU kernels per operation and variant,
+ * in the kernel, as Prometheus scrapes them.
+ */
+START_TEST(test_serve_gpu_series)
+{
+	char *truth = test_path("truth.txt"), pid_text[16], listen[32], prefix[256], *text = NULL;
+	char *app[] = { CUDA_APP, truth, NULL };
+	char *serve[] = {
+		OPTRACE, "serve", "-q", "--cuda", "-p", pid_text, "--listen", listen, NULL
+	};
+	static const struct {
+		const char *root, *variant;
+		double kernels;
+	} want[] = { { "cu.add", "gpu", 4 },
+		     { "cu.sum", "-", 1 },
+		     { "(launched outside any operation)", "-", 1 } };
+	pid_t app_pid, serve_pid;
+	int port = free_port(), status = -1;
+
+	NEED_BPF();
+	use_fake_cupti();
+	app_pid = spawn_live_app(app);
+	snprintf(pid_text, sizeof(pid_text), "%d", app_pid);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	serve_pid = spawn(serve);
+	for (int waited = 0; access(truth, F_OK) && waited < 1500; waited++)
+		usleep(10 * 1000);
+	ck_assert_msg(!access(truth, F_OK), "cuda_app never saw the tracer");
+	/* The collector flushes every second, and the rest at the application's exit. */
+	for (int tries = 0; tries < 60; tries++) {
+		size_t found = 0;
+
+		free(text);
+		text = NULL;
+		usleep(250 * 1000);
+		status = http_get(port, "/metrics", &text);
+		for (size_t i = 0; status == 200 && text && i < sizeof(want) / sizeof(want[0]);
+		     i++) {
+			snprintf(prefix, sizeof(prefix),
+				 "optrace_gpu_kernels_total{command=\"cuda_app\",pid=\"%d\","
+				 "rank=\"0\",root=\"%s\",variant=\"%s\"} ",
+				 app_pid, want[i].root, want[i].variant);
+			found += series_value(text, prefix) == want[i].kernels;
+		}
+		if (found == sizeof(want) / sizeof(want[0]))
+			break;
+	}
+	ck_assert_int_eq(status, 200);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		snprintf(prefix, sizeof(prefix),
+			 "optrace_gpu_kernels_total{command=\"cuda_app\",pid=\"%d\",rank=\"0\","
+			 "root=\"%s\",variant=\"%s\"} ",
+			 app_pid, want[i].root, want[i].variant);
+		if (series_value(text, prefix) != want[i].kernels)
+			fprintf(stderr, "scrape:\n%s\n", text);
+		ck_assert_msg(series_value(text, prefix) == want[i].kernels, "no %s%.0f", prefix,
+			      want[i].kernels);
+	}
+	ck_assert(strstr(text, "# TYPE optrace_gpu_seconds_total counter") != NULL);
+	free(text);
+	ck_assert_int_ne(status = reap_within(serve_pid, SIGINT, 30), -1);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "optrace serve: %d", status);
+	ck_assert_int_ne(reap_within(app_pid, 0, 30), -1);
+	free(truth);
+}
+END_TEST
+
 /* Where eBPF is not allowed: the collector's file, read by report. */
 START_TEST(test_file_mode)
 {
@@ -311,6 +392,7 @@ int main(void)
 	tcase_add_test(tc, test_dormant_without_a_tracer);
 	tcase_add_test(tc, test_stat_leaves_cupti_off);
 	tcase_add_loop_test(tc, test_stat_equals_report, 0, 2);
+	tcase_add_test(tc, test_serve_gpu_series);
 	tcase_add_test(tc, test_file_mode);
 	suite_add_tcase(suite, tc);
 
