@@ -233,6 +233,56 @@ START_TEST(test_live_load)
 }
 END_TEST
 
+/* stat --cuda -p loads the collector as record does, and counts the GPU time in the kernel. */
+START_TEST(test_stat_live_load)
+{
+	char *truth = test_path("truth.txt"), *stat_path = test_path("stat.json");
+	char *err_path = test_path("stat.err"), pid_text[16], *text;
+	char *app[] = { CUDA_APP, "--pause", truth, NULL };
+	char *stat[] = {
+		OPTRACE, "stat", "--json", "--cuda", "-o", stat_path, "-p", pid_text, NULL
+	};
+	const struct jv *processes;
+	pid_t app_pid, optrace_pid;
+	struct jv *doc;
+	int input, status;
+
+	NEED_BPF();
+	use_fake_cupti();
+	app_pid = spawn(app, &input, NULL);
+	wait_in_syscall(app_pid, 0);
+	snprintf(pid_text, sizeof(pid_text), "%d", app_pid);
+	optrace_pid = spawn(stat, NULL, err_path);
+	for (int waited = 0; !maps_collector(app_pid) && waited < 3000; waited++)
+		usleep(10 * 1000);
+	ck_assert_msg(maps_collector(app_pid), "the collector never came into process %d", app_pid);
+	ck_assert_int_eq(write(input, "g", 1), 1);
+	close(input);
+	for (int waited = 0; access(truth, F_OK) && waited < 3000; waited++)
+		usleep(10 * 1000);
+	ck_assert_msg(!access(truth, F_OK), "cuda_app never saw the tracer");
+	usleep(100 * 1000);
+	/* stat waits for the collector's next flush, then prints. */
+	ck_assert_int_ne(status = reap_within(optrace_pid, SIGINT, 30), -1);
+	text = read_file(err_path);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "optrace stat: %#x: %s",
+		      status, text);
+	free(text);
+	status = reap_within(app_pid, 0, 30);
+	ck_assert_msg(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "cuda_app: %#x", status);
+	ck_assert_int_eq(gpu_truth_value(truth, "recorded"), 6);
+	doc = read_json_file(stat_path);
+	processes = jv_get(doc, "processes");
+	ck_assert_msg(processes && processes->count == 1, "stat: one process");
+	check_gpu_truth(truth, jv_get(processes->items[0], "gpu"));
+	jv_free(doc);
+	free(truth);
+	free(stat_path);
+	free(err_path);
+}
+END_TEST
+
 /* A process with the collector already (CUDA_INJECTION64_PATH): recorded as it is. */
 START_TEST(test_goes_on_when_there)
 {
@@ -419,6 +469,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
 	tcase_add_test(tc, test_live_load);
+	tcase_add_test(tc, test_stat_live_load);
 	tcase_add_test(tc, test_goes_on_when_there);
 	tcase_add_test(tc, test_refuses_no_cuda);
 	tcase_add_test(tc, test_refuses_seccomp);
