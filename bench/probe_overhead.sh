@@ -117,8 +117,17 @@ else
 	echo "lttng-ust: not measured (no bench/lttng_loop or lttng here: liblttng-ust-dev, lttng-tools)"
 fi
 verdict() { bc -l | sed 's/1/ok/;s/0/OVER/'; }
+# A configuration that lost events did less than the work measured: not within budget.
+complete() {
+	if awk -v n="$iterations" '$1 != n { bad = 1 } END { exit bad }' "$work/$1.counted"; then
+		echo ok
+	else
+		echo "LOST EVENTS (see the counts)"
+	fi
+}
 echo "budget: stat <= 0.10 x bpftrace: $(echo "$stat - $none <= 0.10 * $bpftrace_over" | verdict);" \
 	"record <= 0.10 x bpftrace: $(echo "$record - $none <= 0.10 * $bpftrace_over" | verdict)"
+echo "complete: stat $(complete stat); record $(complete record)"
 if [ -n "${lttng_over:-}" ]; then
 	echo "goal: stat < lttng-ust: $(echo "$stat - $none < $lttng_over" | verdict);" \
 		"record < lttng-ust: $(echo "$record - $none < $lttng_over" | verdict)"

@@ -56,7 +56,8 @@ static struct {
 	bool cuda;
 } env = {
 	.output = "optrace.capture",
-	.ringbuf_mb = 16,
+	/* A fast loop's burst (3.8 M events/s, 28 MiB of batches in 0.16 s) fits. */
+	.ringbuf_mb = 64,
 };
 
 struct recorder {
@@ -97,7 +98,7 @@ static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "The capture file (default: optrace.capture)", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
 	{ "ringbuf", OPT_RINGBUF, "MiB", 0,
-	  "Ring buffer size, a power of two (default 16): raise it if events are lost", 0 },
+	  "Ring buffer size, a power of two (default 64): raise it if events are lost", 0 },
 	{ "cuda", OPT_CUDA, NULL, 0,
 	  "Load liboptrace-cupti, for the GPU activity: into -- COMMAND (CUDA_INJECTION64_PATH), "
 	  "or into each running -p PID (through ptrace) that has not got it",

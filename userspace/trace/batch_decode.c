@@ -11,6 +11,14 @@ struct pending {
 	struct record_event event;
 };
 
+/* A thread's events in its order: items[head, tail). */
+struct decode_queue {
+	struct pending *items;
+	size_t head;
+	size_t tail;
+	size_t capacity;
+};
+
 /*
  * Which events of a buffer were taken. Batches come in order through the
  * ring buffer, and the idle reads take what a thread holds, which can be
@@ -44,6 +52,15 @@ void batch_decoder_free(struct batch_decoder *decoder)
 	for (size_t i = 0; i < decoder->threads.capacity; i++)
 		free(decoder->threads.slots[i].value);
 	idmap_free(&decoder->threads);
+	for (size_t i = 0; i < decoder->queues.capacity; i++) {
+		struct decode_queue *queue = decoder->queues.slots[i].value;
+
+		if (queue)
+			free(queue->items);
+		free(queue);
+	}
+	idmap_free(&decoder->queues);
+	free(decoder->heads);
 	free(decoder->heap);
 	memset(decoder, 0, sizeof(*decoder));
 }
@@ -63,13 +80,14 @@ static void swap(struct pending *a, struct pending *b)
 	*b = t;
 }
 
-int batch_decoder_push(struct batch_decoder *decoder, const struct record_event *event)
+/* The late heap: an event earlier than one its thread already queued. */
+static int late_push(struct batch_decoder *decoder, const struct pending *pending)
 {
 	struct pending *heap;
 	size_t i;
 
 	if (decoder->count == decoder->capacity) {
-		size_t capacity = decoder->capacity ? decoder->capacity * 2 : 4096;
+		size_t capacity = decoder->capacity ? decoder->capacity * 2 : 256;
 
 		heap = realloc(decoder->heap, capacity * sizeof(*heap));
 		if (!heap)
@@ -79,8 +97,7 @@ int batch_decoder_push(struct batch_decoder *decoder, const struct record_event 
 	}
 	heap = decoder->heap;
 	i = decoder->count++;
-	heap[i].arrival = decoder->arrivals++;
-	heap[i].event = *event;
+	heap[i] = *pending;
 	while (i && earlier(&heap[i], &heap[(i - 1) / 2])) {
 		swap(&heap[i], &heap[(i - 1) / 2]);
 		i = (i - 1) / 2;
@@ -88,7 +105,7 @@ int batch_decoder_push(struct batch_decoder *decoder, const struct record_event 
 	return 0;
 }
 
-static void pop(struct batch_decoder *decoder)
+static void late_pop(struct batch_decoder *decoder)
 {
 	struct pending *heap = decoder->heap;
 	size_t i = 0;
@@ -108,20 +125,150 @@ static void pop(struct batch_decoder *decoder)
 	}
 }
 
+static const struct pending *queue_head(const struct decode_queue *queue)
+{
+	return &queue->items[queue->head];
+}
+
+static bool queue_earlier(const struct decode_queue *a, const struct decode_queue *b)
+{
+	return earlier(queue_head(a), queue_head(b));
+}
+
+/* The heads heap: the queues that hold events, by their first one. */
+static void heads_sift_down(struct batch_decoder *decoder, size_t i)
+{
+	struct decode_queue **heads = decoder->heads;
+
+	for (;;) {
+		size_t left = 2 * i + 1, right = left + 1, least = i;
+		struct decode_queue *t;
+
+		if (left < decoder->head_count && queue_earlier(heads[left], heads[least]))
+			least = left;
+		if (right < decoder->head_count && queue_earlier(heads[right], heads[least]))
+			least = right;
+		if (least == i)
+			return;
+		t = heads[i];
+		heads[i] = heads[least];
+		heads[least] = t;
+		i = least;
+	}
+}
+
+static int heads_insert(struct batch_decoder *decoder, struct decode_queue *queue)
+{
+	struct decode_queue **heads = decoder->heads;
+	size_t i;
+
+	if (decoder->head_count == decoder->head_capacity) {
+		size_t capacity = decoder->head_capacity ? decoder->head_capacity * 2 : 16;
+
+		heads = realloc(decoder->heads, capacity * sizeof(*heads));
+		if (!heads)
+			return -ENOMEM;
+		decoder->heads = heads;
+		decoder->head_capacity = capacity;
+	}
+	i = decoder->head_count++;
+	heads[i] = queue;
+	while (i && queue_earlier(heads[i], heads[(i - 1) / 2])) {
+		struct decode_queue *t = heads[i];
+
+		heads[i] = heads[(i - 1) / 2];
+		heads[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+	return 0;
+}
+
+static struct decode_queue *queue_of(struct batch_decoder *decoder, uint32_t tgid, uint32_t tid)
+{
+	struct decode_queue *queue = idmap_get(&decoder->queues, tgid, tid);
+
+	if (queue)
+		return queue;
+	queue = calloc(1, sizeof(*queue));
+	if (queue && idmap_put(&decoder->queues, tgid, tid, queue)) {
+		free(queue);
+		queue = NULL;
+	}
+	return queue;
+}
+
+/* Room for one more at the tail: the taken front reused first, else grown. */
+static int queue_room(struct decode_queue *queue)
+{
+	struct pending *items;
+	size_t capacity;
+
+	if (queue->tail < queue->capacity)
+		return 0;
+	if (queue->head && queue->head >= queue->capacity / 2) {
+		memmove(queue->items, queue->items + queue->head,
+			(queue->tail - queue->head) * sizeof(*items));
+		queue->tail -= queue->head;
+		queue->head = 0;
+		return 0;
+	}
+	capacity = queue->capacity ? queue->capacity * 2 : 1024;
+	items = realloc(queue->items, capacity * sizeof(*items));
+	if (!items)
+		return -ENOMEM;
+	queue->items = items;
+	queue->capacity = capacity;
+	return 0;
+}
+
+int batch_decoder_push(struct batch_decoder *decoder, const struct record_event *event)
+{
+	struct decode_queue *queue = queue_of(decoder, event->tgid, event->tid);
+	struct pending pending = { .arrival = decoder->arrivals++, .event = *event };
+	bool was_empty;
+	int err;
+
+	if (!queue)
+		return -ENOMEM;
+	/* A thread's events come in its order, but for idle reads ahead of a batch. */
+	if (queue->head < queue->tail && earlier(&pending, &queue->items[queue->tail - 1]))
+		return late_push(decoder, &pending);
+	err = queue_room(queue);
+	if (err)
+		return err;
+	was_empty = queue->head == queue->tail;
+	queue->items[queue->tail++] = pending;
+	return was_empty ? heads_insert(decoder, queue) : 0;
+}
+
 int batch_decoder_drain(struct batch_decoder *decoder, uint64_t watermark_ns,
 			int (*write)(void *ctx, const struct record_event *event), void *ctx)
 {
 	int err = 0;
 
-	while (decoder->count && decoder->heap[0].event.timestamp <= watermark_ns) {
-		const struct record_event *event = &decoder->heap[0].event;
+	for (;;) {
+		struct decode_queue *queue = decoder->head_count ? decoder->heads[0] : NULL;
+		const struct pending *first = queue ? queue_head(queue) : NULL;
+		const struct pending *late = decoder->count ? &decoder->heap[0] : NULL;
+		const struct pending *next =
+			first && (!late || earlier(first, late)) ? first : late;
 
-		if (event->timestamp < decoder->written_ns)
+		if (!next || next->event.timestamp > watermark_ns)
+			break;
+		if (next->event.timestamp < decoder->written_ns)
 			decoder->stats.late++;
 		else
-			decoder->written_ns = event->timestamp;
-		err = write(ctx, event);
-		pop(decoder);
+			decoder->written_ns = next->event.timestamp;
+		err = write(ctx, &next->event);
+		if (next == late) {
+			late_pop(decoder);
+		} else if (++queue->head == queue->tail) {
+			queue->head = queue->tail = 0;
+			decoder->heads[0] = decoder->heads[--decoder->head_count];
+			heads_sift_down(decoder, 0);
+		} else {
+			heads_sift_down(decoder, 0);
+		}
 		if (err)
 			break;
 	}

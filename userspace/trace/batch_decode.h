@@ -35,11 +35,25 @@ struct batch_decoder_stats {
 	uint64_t late;	     /* written after a later event had been */
 };
 
+struct decode_queue;
+
+/*
+ * Events wait for the watermark in a queue per thread, each in its thread's
+ * order (the order its events were stamped in), merged by a heap of the
+ * queues' first events: an event costs an append and a step of a heap as
+ * deep as there are threads. One earlier than its thread's last queued (an
+ * idle read ahead of a batch still in the ring buffer) waits in a heap of
+ * its own, merged alike.
+ */
 struct batch_decoder {
 	uint64_t start_ns; /* events before it are not kept (an earlier tracer's) */
 	uint64_t stop_ns;  /* nor after it: UINT64_MAX until the stop */
 	struct idmap threads;
-	struct pending *heap; /* a binary min-heap by (time, arrival) */
+	struct idmap queues;	     /* (tgid, tid) -> struct decode_queue */
+	struct decode_queue **heads; /* the queues holding events: a min-heap by first event */
+	size_t head_count;
+	size_t head_capacity;
+	struct pending *heap; /* the late ones: a binary min-heap by (time, arrival) */
 	size_t count;
 	size_t capacity;
 	uint64_t arrivals;
