@@ -300,15 +300,17 @@ static void collect_gpu(struct render *r, struct table *counts, struct table *am
 
 	for (size_t i = 0; i < r->snapshot->gpu_count; i++) {
 		const struct gpu_row *row = &r->snapshot->gpus[i];
-		const char *root = row->key.root_name
-					   ? name_of(r, row->key.tgid, row->key.root_name, name)
-				   : row->key.op_name == STAT_GPU_NOT_LAUNCHED
-					   ? "(launch not recorded)"
-					   : "(launched outside any operation)";
-		const char *variant = row->key.variant == STAT_GPU_NO_VARIANT
-					      ? "-"
-					      : optrace_variant_name((int)row->key.variant);
+		const char *root, *variant;
 
+		/* Waiting for its launch, it may still move to its operation: a
+		 * counter must not go down. Served once attributed. */
+		if (!row->key.root_name && row->key.op_name == STAT_GPU_NOT_LAUNCHED)
+			continue;
+		root = row->key.root_name ? name_of(r, row->key.tgid, row->key.root_name, name)
+					  : "(launched outside any operation)";
+		variant = row->key.variant == STAT_GPU_NO_VARIANT
+				  ? "-"
+				  : optrace_variant_name((int)row->key.variant);
 		for (int table = 0; table < 2; table++) {
 			begin_series(r, row->key.tgid);
 			add_label(&r->labels, "root", root);
