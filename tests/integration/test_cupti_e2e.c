@@ -282,16 +282,15 @@ static double series_value(const char *text, const char *prefix)
 }
 
 /*
- * serve --cuda: the live application's GPU kernels per operation and variant,
- * in the kernel, as Prometheus scrapes them.
+ * serve --cuda (every process, -a: the collector is loaded into none, and
+ * the application has it): its GPU kernels per operation and variant,
+ * counted in the kernel, as Prometheus scrapes them.
  */
 START_TEST(test_serve_gpu_series)
 {
-	char *truth = test_path("truth.txt"), pid_text[16], listen[32], prefix[256], *text = NULL;
+	char *truth = test_path("truth.txt"), listen[32], prefix[256], *text = NULL;
 	char *app[] = { CUDA_APP, truth, NULL };
-	char *serve[] = {
-		OPTRACE, "serve", "-q", "--cuda", "-p", pid_text, "--listen", listen, NULL
-	};
+	char *serve[] = { OPTRACE, "serve", "-q", "--cuda", "--listen", listen, NULL };
 	static const struct {
 		const char *root, *variant;
 		double kernels;
@@ -304,7 +303,6 @@ START_TEST(test_serve_gpu_series)
 	NEED_BPF();
 	use_fake_cupti();
 	app_pid = spawn_live_app(app);
-	snprintf(pid_text, sizeof(pid_text), "%d", app_pid);
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	serve_pid = spawn(serve);
 	for (int waited = 0; access(truth, F_OK) && waited < 1500; waited++)

@@ -67,11 +67,18 @@ static int load_collector_live(bool quiet)
  * installed beside liboptrace (whose probes it fires). One already set wins.
  * Running processes (-p) get it now (load_collector_live).
  */
-int cuda_prepare(bool quiet)
+int cuda_prepare(bool quiet, bool counts_all)
 {
 	char path[PATH_MAX];
 	const char *slash;
 
+	if (tracer_options.all && counts_all) {
+		if (verbose)
+			diag("--cuda -a: the GPU activity of the processes that have "
+			     "liboptrace-cupti (started with CUDA_INJECTION64_PATH); it is loaded "
+			     "into none");
+		return 0;
+	}
 	if (tracer_options.all) {
 		diag("--cuda loads the collector into the processes of -p PID or -- COMMAND, "
 		     "not into every process (-a)");

@@ -510,7 +510,7 @@ int cmd_record(int argc, char **argv)
 	err = bpf_map__set_max_entries(skel->maps.events, (__u32)(env.ringbuf_mb << 20));
 	err = err ?: tracer_prepare(&tracer, skel->obj);
 	if (!err && env.cuda)
-		err = cuda_prepare(env.quiet);
+		err = cuda_prepare(env.quiet, false);
 	if (err)
 		goto cleanup;
 	err = tracer_loaded(record_bpf__load(skel));

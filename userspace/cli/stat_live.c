@@ -44,7 +44,7 @@ int stat_attach(struct tracer *tracer, struct stat_bpf *skel, bool cuda, bool qu
 		cuda_skip_programs(skel->obj);
 	err = tracer_prepare(tracer, skel->obj);
 	if (!err && cuda)
-		err = cuda_prepare(quiet);
+		err = cuda_prepare(quiet, true);
 	if (err)
 		return err;
 	err = tracer_loaded(stat_bpf__load(skel));
