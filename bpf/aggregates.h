@@ -127,7 +127,7 @@ struct gpu_correlation_key {
 struct gpu_correlation {
 	struct gpu_key key; /* set before launched */
 	__u32 launched;
-	__u32 pad;
+	__u32 flags; /* OPTRACE_GPU_LAUNCH_*: its launch's */
 	struct gpu_totals waiting;
 };
 

@@ -630,8 +630,10 @@ static __always_inline void on_task_begin(struct event_place *place, __u64 now, 
 		count_run(place, task, name, root_name, variant, end_ns > now ? end_ns - now : 0);
 		return;
 	}
-	bpf_map_update_elem(&runs, &key, &run, BPF_ANY); /* begun twice: the later wins */
-	running_remove(&key, run.tid);
+	/* Begun twice: the later wins, off the stack of the thread of the first. */
+	if (ended)
+		running_remove(&key, ended->tid);
+	bpf_map_update_elem(&runs, &key, &run, BPF_ANY);
 	running_push(place->state, &key, &run);
 }
 
@@ -803,7 +805,9 @@ static __always_inline void drain(struct event_place *place, struct gpu_correlat
 	__u64 max_ns;
 	bool created;
 
-	if (!(entry->waiting.kernels | entry->waiting.copies | entry->waiting.memsets))
+	if (!(entry->waiting.kernels | entry->waiting.copies | entry->waiting.memsets |
+	      entry->waiting.gpu_ns | entry->waiting.bytes | entry->waiting.invalid_times |
+	      entry->waiting.max_ns))
 		return;
 	key = entry->key;
 	stats = lookup_or_init(&gpu_stats, &key, &zero_latency, &created);
@@ -835,7 +839,8 @@ static __always_inline void drain(struct event_place *place, struct gpu_correlat
  * frame. Made zeroed (pending) and then launched, as when activities came
  * first: the batch walk has no stack left for a whole entry.
  */
-static __always_inline void on_gpu_launch(struct event_place *place, __u32 correlation_id)
+static __always_inline void on_gpu_launch(struct event_place *place, __u32 correlation_id,
+					  __u32 flags)
 {
 	struct gpu_correlation_key id = { .tgid = place->tgid, .correlation_id = correlation_id };
 	struct gpu_correlation *entry;
@@ -857,6 +862,7 @@ static __always_inline void on_gpu_launch(struct event_place *place, __u32 corre
 	/* Launched already: the runtime's call, then the driver's, with one id. */
 	if (entry->launched)
 		return;
+	entry->flags = flags;
 	entry->key.tgid = place->tgid;
 	entry->key.variant = STAT_GPU_NO_VARIANT;
 	entry->key.root_name = 0;
@@ -864,6 +870,24 @@ static __always_inline void on_gpu_launch(struct event_place *place, __u32 corre
 	where_launched(place, &entry->key);
 	__sync_lock_test_and_set(&entry->launched, 1);
 	drain(place, entry);
+}
+
+/* A kernel, copy or memset of process tgid (run in it: the collector's thread). */
+/* A fetching atomic (a full barrier on every architecture) that reads *word. */
+static __always_inline __u32 read_ordered(__u32 *word)
+{
+	return __sync_fetch_and_or(word, 0);
+}
+
+/* Raises *max to value, against concurrent raises. */
+static __always_inline void raise_max(__u64 *max, __u64 value)
+{
+	for (int attempt = 0; attempt < 4; attempt++) {
+		__u64 seen = *max;
+
+		if (value <= seen || __sync_val_compare_and_swap(max, seen, value) == seen)
+			return;
+	}
 }
 
 /* A kernel, copy or memset of process tgid (run in it: the collector's thread). */
@@ -895,27 +919,31 @@ static __always_inline void on_gpu_activity(__u32 tgid, struct gpu_totals *one,
 			return;
 		}
 	}
-	if (entry->launched) {
+	if (read_ordered(&entry->launched)) {
 		struct gpu_key key = entry->key;
+		bool many = entry->flags & OPTRACE_GPU_LAUNCH_MANY;
 
 		add_gpu(&place, &key, one);
+		/* Its one activity came: the entry's room goes to calls in flight. */
+		if (!many)
+			bpf_map_delete_elem(&gpu_correlations, &id);
 		return;
 	}
-	__sync_fetch_and_add(&entry->waiting.kernels, one->kernels);
-	__sync_fetch_and_add(&entry->waiting.copies, one->copies);
-	__sync_fetch_and_add(&entry->waiting.memsets, one->memsets);
 	__sync_fetch_and_add(&entry->waiting.gpu_ns, one->gpu_ns);
 	__sync_fetch_and_add(&entry->waiting.bytes, one->bytes);
 	__sync_fetch_and_add(&entry->waiting.invalid_times, one->invalid_times);
-	if (one->max_ns > entry->waiting.max_ns)
-		entry->waiting.max_ns = one->max_ns;
-	if (entry->launched)
+	raise_max(&entry->waiting.max_ns, one->max_ns);
+	__sync_fetch_and_add(&entry->waiting.kernels, one->kernels);
+	__sync_fetch_and_add(&entry->waiting.copies, one->copies);
+	__sync_fetch_and_add(&entry->waiting.memsets, one->memsets);
+	if (read_ordered(&entry->launched))
 		drain(&place, entry);
 }
 
 /* The record at address, of the type its probe fires for; false if unusable. */
 static __always_inline bool read_gpu_activity(__u64 address, __u8 type, struct gpu_totals *one,
-					      __u32 *correlation_id, __u32 *runtime_correlation_id)
+					      __u32 *correlation_id, __u32 *runtime_correlation_id,
+					      __u64 *start_ns)
 {
 	union {
 		struct optrace_gpu_head head;
@@ -951,10 +979,12 @@ static __always_inline bool read_gpu_activity(__u64 address, __u8 type, struct g
 		one->bytes = record.memset.bytes;
 		*correlation_id = record.memset.correlation_id;
 	}
-	if ((record.head.flags & OPTRACE_GPU_F_TIME_INVALID) || end < start)
+	if ((record.head.flags & OPTRACE_GPU_F_TIME_INVALID) || end < start) {
 		one->invalid_times = 1;
-	else
+	} else {
 		one->gpu_ns = one->max_ns = end - start;
+		*start_ns = start;
+	}
 	return true;
 }
 
@@ -962,13 +992,18 @@ static __always_inline int gpu_activity_probe(__u64 address, __u8 type)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, correlation_id, runtime_correlation_id;
 	struct gpu_totals one = {};
+	__u64 start_ns = 0;
 
 	if (!is_target(tgid))
 		return 0;
-	if (!read_gpu_activity(address, type, &one, &correlation_id, &runtime_correlation_id)) {
+	if (!read_gpu_activity(address, type, &one, &correlation_id, &runtime_correlation_id,
+			       &start_ns)) {
 		count_gpu_drops(tgid, STAT_GPU_DROP_MALFORMED, 1);
 		return 0;
 	}
+	/* What ran on the device until the stop, as the operations are counted. */
+	if (start_ns > stop_ns)
+		return 0;
 	on_gpu_activity(tgid, &one, correlation_id, runtime_correlation_id);
 	return 0;
 }
@@ -1106,11 +1141,10 @@ int USDT_PROBE(gpu_launch, __u32 correlation_id, __u32 api_kind, __u32 flags)
 	struct event_place place;
 
 	(void)api_kind;
-	(void)flags;
 	if (!is_target(bpf_get_current_pid_tgid() >> 32) || !in_window(bpf_ktime_get_ns()))
 		return 0;
 	place = current_place(true);
-	on_gpu_launch(&place, correlation_id);
+	on_gpu_launch(&place, correlation_id, flags);
 	return 0;
 }
 
@@ -1200,7 +1234,7 @@ static int count_event(__u32 index, struct batch_walk *walk)
 		on_wait_end(place, event->time_ns, event->small);
 		break;
 	case OPTRACE_EVENT_GPU_LAUNCH:
-		on_gpu_launch(place, (__u32)event->id);
+		on_gpu_launch(place, (__u32)event->id, event->medium);
 		break;
 	default:
 		count_loss(STAT_LOSS_BATCH_BAD); /* a kind from a newer library, or garbage */

@@ -231,6 +231,8 @@ static void arm(struct gpu_collector *c)
 	pthread_mutex_lock(&c->decode_lock);
 	gpu_decoder_new_session(&c->decoder);
 	pthread_mutex_unlock(&c->decode_lock);
+	/* Launches marked before their activity is: none goes unmarked. */
+	subscribe_launches(c);
 	for (unsigned int i = 0; i < gpu_activity_kind_count; i++) {
 		result = api->activity_enable(gpu_activity_kinds[i]);
 		if (result == CUPTI_SUCCESS)
@@ -238,7 +240,6 @@ static void arm(struct gpu_collector *c)
 		else
 			warn_cupti(c, "cuptiActivityEnable", result);
 	}
-	subscribe_launches(c);
 	atomic_store(&c->active, true);
 }
 
@@ -251,7 +252,6 @@ static void disarm(struct gpu_collector *c)
 	const struct cupti_api *api = c->api;
 	CUptiResult result;
 
-	unsubscribe_launches(c);
 	for (unsigned int i = 0; i < gpu_activity_kind_count; i++) {
 		if (!(c->enabled_mask & (1u << i)))
 			continue;
@@ -260,6 +260,7 @@ static void disarm(struct gpu_collector *c)
 			warn_cupti(c, "cuptiActivityDisable", result);
 	}
 	c->enabled_mask = 0;
+	unsubscribe_launches(c); /* after the activity: its last launches were marked */
 	result = api->activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	if (result != CUPTI_SUCCESS)
 		warn_cupti(c, "cuptiActivityFlushAll", result);

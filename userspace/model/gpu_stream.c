@@ -29,6 +29,8 @@ struct gpu_call {
 	struct profile_op *op;	  /* held, or NULL */
 	struct run_node *node;	  /* held, or NULL */
 	bool drawn;		  /* an activity with times was handed over */
+	bool done;		  /* its activity came with its launch: a later mark of its id is a
+				   * duplicate (the driver's call of the runtime's), until expired */
 	uint64_t expires_ns;
 	struct gpu_call *older, *newer; /* in launch order */
 };
@@ -70,6 +72,17 @@ static void note_gpu(struct profile *profile)
 	profile->gpu = &profile->gpu_stream->index;
 }
 
+/* Lets go of what the call holds: its frame may be handed over now. */
+static void let_go(struct profile *profile, struct gpu_call *call)
+{
+	if (call->node && --call->node->holds == 0 && call->node->done)
+		profile_complete_run(profile, call->node);
+	if (call->op)
+		profile_release(profile, call->op);
+	call->node = NULL;
+	call->op = NULL;
+}
+
 static void release_call(struct profile *profile, struct gpu_call *call)
 {
 	struct gpu_stream *stream = profile->gpu_stream;
@@ -83,10 +96,7 @@ static void release_call(struct profile *profile, struct gpu_call *call)
 		call->newer->older = call->older;
 	else
 		stream->newest = call->older;
-	if (call->node && --call->node->holds == 0 && call->node->done)
-		profile_complete_run(profile, call->node);
-	if (call->op)
-		profile_release(profile, call->op);
+	let_go(profile, call);
 	free(call);
 }
 
@@ -157,8 +167,11 @@ int gpu_stream_launch(struct profile *profile, const struct record_event *event)
 		free(parked);
 		parked = next;
 	}
-	if (!(call->flags & OPTRACE_GPU_LAUNCH_MANY))
-		release_call(profile, call);
+	/* Kept, holding nothing, for the driver's mark of the runtime's call. */
+	if (!(call->flags & OPTRACE_GPU_LAUNCH_MANY)) {
+		let_go(profile, call);
+		call->done = true;
+	}
 	return 0;
 }
 
@@ -167,12 +180,12 @@ static int attribute(struct profile *profile, const struct gpu_activity *activit
 	struct gpu_stream *stream = profile->gpu_stream;
 	uint32_t tgid = activity->tgid;
 	struct gpu_call *call = idmap_get(&stream->calls, tgid, activity->correlation_id);
-	struct parked *parked;
+	struct parked *parked, *first;
 
 	/* A copy the driver made for a runtime call: that call's id. */
-	if (!call && activity->runtime_correlation_id)
+	if ((!call || call->done) && activity->runtime_correlation_id)
 		call = idmap_get(&stream->calls, tgid, activity->runtime_correlation_id);
-	if (call) {
+	if (call && !call->done) {
 		emit(profile, call, activity);
 		if (!(call->flags & OPTRACE_GPU_LAUNCH_MANY))
 			release_call(profile, call);
@@ -182,7 +195,17 @@ static int attribute(struct profile *profile, const struct gpu_activity *activit
 	if (!parked)
 		return -ENOMEM;
 	parked->activity = *activity;
-	parked->next = idmap_get(&stream->parked, tgid, activity->correlation_id);
+	parked->next = NULL;
+	first = idmap_get(&stream->parked, tgid, activity->correlation_id);
+	if (first) {
+		/* In their order: the first of a launch is drawn with it. */
+		struct parked *last = first;
+
+		while (last->next)
+			last = last->next;
+		last->next = parked;
+		return 0;
+	}
 	if (idmap_put(&stream->parked, tgid, activity->correlation_id, parked)) {
 		free(parked);
 		return -ENOMEM;
@@ -262,10 +285,13 @@ void gpu_stream_free(struct profile *profile)
 
 	if (!stream)
 		return;
+	/* Not finished (an error): what the calls hold goes with them. */
 	while (stream->oldest) {
 		struct gpu_call *call = stream->oldest;
 
 		stream->oldest = call->newer;
+		if (call->node && --call->node->holds == 0 && call->node->done)
+			free(call->node);
 		free(call);
 	}
 	for (size_t i = 0; i < stream->parked.capacity; i++) {

@@ -634,7 +634,12 @@ static void on_gpu(void *ctx, const struct profile *profile, const struct profil
 	const struct profile_run *run = gpu->run;
 	uint64_t root_name = gpu->op ? gpu->root_name : run ? run->root_name : 0;
 	uint64_t op_name = gpu->op ? gpu->op_name : run ? run->op_name : 0;
-	bool flow = gpu->launch && gpu->launch->start_ns;
+	/*
+	 * Streamed, a launch outside any frame is drawn at its first activity,
+	 * with that one's flow only: the later ones (a graph's) get none.
+	 */
+	bool flow = gpu->launch && gpu->launch->start_ns &&
+		    (gpu->op || run || gpu->first_of_launch || gpu->launch->activity_count);
 	/* Read ahead, an activity's place in the index; streamed, a count. */
 	uint64_t id = profile->gpu_stream ? GPU_FLOW_BIT | ++writer->gpu_flows
 					  : gpu_flow_id(profile, activity);

@@ -212,7 +212,7 @@ static int queue_room(struct decode_queue *queue)
 		queue->head = 0;
 		return 0;
 	}
-	capacity = queue->capacity ? queue->capacity * 2 : 1024;
+	capacity = queue->capacity ? queue->capacity * 2 : 64;
 	items = realloc(queue->items, capacity * sizeof(*items));
 	if (!items)
 		return -ENOMEM;
@@ -264,6 +264,12 @@ int batch_decoder_drain(struct batch_decoder *decoder, uint64_t watermark_ns,
 			late_pop(decoder);
 		} else if (++queue->head == queue->tail) {
 			queue->head = queue->tail = 0;
+			/* A burst's room goes back: threads come and go by the thousand. */
+			if (queue->capacity > 4096) {
+				free(queue->items);
+				queue->items = NULL;
+				queue->capacity = 0;
+			}
 			decoder->heads[0] = decoder->heads[--decoder->head_count];
 			heads_sift_down(decoder, 0);
 		} else {
