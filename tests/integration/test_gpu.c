@@ -165,6 +165,34 @@ START_TEST(test_exports)
 }
 END_TEST
 
+/*
+ * stat --cuda counts in the kernel what report attributes: the same truth,
+ * launches on workers and issuing threads, outside any operation, not
+ * marked, without times, and CUPTI's drops.
+ */
+START_TEST(test_stat_truth)
+{
+	char *truth = test_path("truth.txt"), *stat_path = test_path("stat.json");
+	char *stat[] = { OPTRACE,   "stat", "--json",	"--cuda", "-o",
+			 stat_path, "--",   GPU_REPLAY, truth,	  NULL };
+	const struct jv *processes, *gpu;
+	struct jv *doc;
+
+	NEED_BPF();
+	ck_assert_int_eq(run_command(stat, NULL, NULL, 60), 0);
+	doc = read_json_file(stat_path);
+	processes = jv_get(doc, "processes");
+	ck_assert_msg(processes && processes->count == 1, "stat: one process");
+	gpu = jv_get(processes->items[0], "gpu");
+	check_gpu_truth(truth, gpu);
+	ck_assert_int_eq((long)jv_number(gpu, "kernels"), 17);
+	ck_assert_int_eq((long)jv_number(gpu, "copies"), 1);
+	jv_free(doc);
+	free(truth);
+	free(stat_path);
+}
+END_TEST
+
 /* --no-gpu leaves the GPU probes unarmed: the operations alone. */
 START_TEST(test_no_gpu)
 {
@@ -297,6 +325,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_attribution, 0, 2);
 	tcase_add_test(tc, test_pid_namespace);
 	tcase_add_test(tc, test_exports);
+	tcase_add_test(tc, test_stat_truth);
 	tcase_add_test(tc, test_no_gpu);
 	tcase_add_test(tc, test_gpu_file);
 	tcase_add_test(tc, test_cuda_option);

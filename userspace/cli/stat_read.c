@@ -8,6 +8,7 @@
 
 #include "stat.skel.h"
 #include "cli/stat_read.h"
+#include "common/idmap.h"
 
 #ifndef ENOTSUPP
 #define ENOTSUPP 524 /* the kernel's "not supported", which libc does not name */
@@ -138,27 +139,33 @@ static int read_unlaunched(int fd, struct stat_snapshot *snapshot)
 {
 	struct gpu_correlation_key key, next;
 	struct gpu_correlation value;
+	struct idmap seen = { 0 }; /* a walk the map's evictions send back to its start */
 	void *previous = NULL;
+	int err = 0;
 
-	while (bpf_map_get_next_key(fd, previous, &next) == 0) {
+	while (!err && bpf_map_get_next_key(fd, previous, &next) == 0) {
 		struct gpu_row *row = NULL;
 
 		key = next;
 		previous = &key;
 		if (bpf_map_lookup_elem(fd, &key, &value) || value.launched ||
-		    !(value.waiting.kernels + value.waiting.copies + value.waiting.memsets))
+		    !(value.waiting.kernels + value.waiting.copies + value.waiting.memsets) ||
+		    idmap_get(&seen, key.tgid, key.correlation_id))
 			continue;
-		for (size_t i = 0; i < snapshot->gpu_count && !row; i++) {
+		err = idmap_put(&seen, key.tgid, key.correlation_id, (void *)1);
+		for (size_t i = 0; !err && i < snapshot->gpu_count && !row; i++) {
 			if (snapshot->gpus[i].key.tgid == key.tgid &&
 			    snapshot->gpus[i].key.op_name == STAT_GPU_NOT_LAUNCHED)
 				row = &snapshot->gpus[i];
 		}
-		if (!row) {
+		if (!err && !row) {
 			struct gpu_row *grown =
 				realloc(snapshot->gpus, (snapshot->gpu_count + 1) * sizeof(*grown));
 
-			if (!grown)
-				return -ENOMEM;
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
 			snapshot->gpus = grown;
 			row = &grown[snapshot->gpu_count++];
 			memset(row, 0, sizeof(*row));
@@ -166,9 +173,11 @@ static int read_unlaunched(int fd, struct stat_snapshot *snapshot)
 						     .variant = STAT_GPU_NO_VARIANT,
 						     .op_name = STAT_GPU_NOT_LAUNCHED };
 		}
-		sum_gpu(&row->totals, &value.waiting);
+		if (!err)
+			sum_gpu(&row->totals, &value.waiting);
 	}
-	return 0;
+	idmap_free(&seen);
+	return err;
 }
 
 static int read_gpu(struct stat_bpf *skel, struct stat_snapshot *snapshot, bool clear)
