@@ -569,9 +569,13 @@ static __always_inline void running_push(struct thread_state *state, struct run_
 }
 
 /* The point ended (maybe on another thread): off the stack of the one it began on. */
-static __always_inline void running_remove(struct run_key *key, __u32 tid)
+static __always_inline void running_remove(struct event_place *place, struct run_key *key,
+					   __u32 tid)
 {
-	struct thread_state *state = thread_of(key->tgid, tid, false, false);
+	/* Mostly it ends where it began: no lookup then. */
+	struct thread_state *state = place->state && place->state->tid == tid
+					     ? place->state
+					     : thread_of(key->tgid, tid, false, false);
 	__u32 count, at = RUNS_MAX;
 
 	if (!state)
@@ -632,7 +636,7 @@ static __always_inline void on_task_begin(struct event_place *place, __u64 now, 
 	}
 	/* Begun twice: the later wins, off the stack of the thread of the first. */
 	if (ended)
-		running_remove(&key, ended->tid);
+		running_remove(place, &key, ended->tid);
 	bpf_map_update_elem(&runs, &key, &run, BPF_ANY);
 	running_push(place->state, &key, &run);
 }
@@ -652,7 +656,7 @@ static __always_inline bool end_run(struct event_place *place, struct run_key *k
 	variant = run->variant;
 	tid = run->tid;
 	bpf_map_delete_elem(&runs, key);
-	running_remove(key, tid);
+	running_remove(place, key, tid);
 	count_run(place, key->task, name, root_name, variant, duration);
 	return true;
 }

@@ -112,16 +112,23 @@ static bool wanted(struct gpu_collector *c)
 	return c->to_file || (c->armed && c->armed());
 }
 
-bool gpu_call_launches(const char *function)
+bool gpu_call_launches(const char *function, uint32_t *flags)
 {
-	static const char *const prefixes[] = {
-		"cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaGraphLaunch",
-		"cuLaunch",   "cuMemcpy",   "cuMemset",	  "cuGraphLaunch",
+	static const struct {
+		const char *prefix;
+		uint32_t flags; /* OPTRACE_GPU_LAUNCH_* */
+	} calls[] = {
+		{ "cudaLaunch", 0 }, { "cudaMemcpy", 0 },
+		{ "cudaMemset", 0 }, { "cudaGraphLaunch", OPTRACE_GPU_LAUNCH_MANY },
+		{ "cuLaunch", 0 },   { "cuMemcpy", 0 },
+		{ "cuMemset", 0 },   { "cuGraphLaunch", OPTRACE_GPU_LAUNCH_MANY },
 	};
 
-	for (size_t i = 0; function && i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-		if (!strncmp(function, prefixes[i], strlen(prefixes[i])))
+	for (size_t i = 0; function && i < sizeof(calls) / sizeof(calls[0]); i++) {
+		if (!strncmp(function, calls[i].prefix, strlen(calls[i].prefix))) {
+			*flags = calls[i].flags;
 			return true;
+		}
 	}
 	return false;
 }
@@ -137,15 +144,14 @@ static void CUPTIAPI on_api_call(void *userdata, CUpti_CallbackDomain domain, CU
 	const CUpti_CallbackData *call = info;
 	int api_kind = domain == CUPTI_CB_DOMAIN_DRIVER_API ? OPTRACE_GPU_API_DRIVER
 							    : OPTRACE_GPU_API_RUNTIME;
+	uint32_t flags;
 
 	(void)id;
 	if ((domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) ||
 	    !call || call->callbackSite != CUPTI_API_ENTER ||
-	    !gpu_call_launches(call->functionName))
+	    !gpu_call_launches(call->functionName, &flags))
 		return;
-	if (!c->probes.launch(c->probes.ctx, call->correlationId, api_kind,
-			      strstr(call->functionName, "GraphLaunch") ? OPTRACE_GPU_LAUNCH_MANY
-									: 0))
+	if (!c->probes.launch(c->probes.ctx, call->correlationId, api_kind, flags))
 		atomic_fetch_add(&c->launch_drops, 1);
 }
 

@@ -104,8 +104,11 @@ void gpu_collector_shutdown(struct gpu_collector *c);
 /* Frees what init allocated (tests; the library keeps names for good). */
 void gpu_collector_free(struct gpu_collector *c);
 
-/* True for a CUDA runtime or driver function that launches device work. */
-bool gpu_call_launches(const char *function);
+/*
+ * True for a CUDA runtime or driver function that launches device work,
+ * with *flags its OPTRACE_GPU_LAUNCH_* (a graph: several activities).
+ */
+bool gpu_call_launches(const char *function, uint32_t *flags);
 
 /* CUPTI's callbacks, for the current collector. */
 void CUPTIAPI gpu_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);

@@ -103,14 +103,16 @@ int cuda_prepare(bool quiet, bool counts_all)
 	return setenv("CUDA_INJECTION64_PATH", path, 1) ? -errno : 0;
 }
 
-/* liboptrace-cupti flushes every 1000 ms; slack for a busy host. */
-#define CUDA_GRACE_MS 2000
+bool cuda_collector_running(struct tracer *tracer)
+{
+	return tracer_alive(tracer) && tracer_targets_map(tracer, "/liboptrace-cupti.so");
+}
 
 void cuda_linger(struct tracer *tracer)
 {
 	struct timespec tick = { 0, 100 * 1000 * 1000 };
 
-	if (!tracer_alive(tracer) || !tracer_targets_map(tracer, "/liboptrace-cupti.so"))
+	if (!cuda_collector_running(tracer))
 		return;
 	for (int waited = 0; waited < CUDA_GRACE_MS && tracer_alive(tracer); waited += 100)
 		nanosleep(&tick, NULL);

@@ -24,6 +24,12 @@ void cuda_skip_programs(struct bpf_object *obj);
  */
 int cuda_prepare(bool quiet, bool counts_all);
 
+/* liboptrace-cupti flushes every 1000 ms; slack for a busy host. */
+#define CUDA_GRACE_MS 2000
+
+/* A target still runs and maps liboptrace-cupti: its next flush is to come. */
+bool cuda_collector_running(struct tracer *tracer);
+
 /*
  * After the stop, while targets still run with the collector: CUPTI holds up
  * to a second of records, which the collector's next flush brings.

@@ -44,7 +44,6 @@
  */
 #define IDLE_READ_MS 50
 #define REORDER_MS 250
-#define GPU_GRACE_MS 2000 /* liboptrace-cupti flushes every 1000 ms; slack for a busy host */
 
 static struct {
 	const char *output;
@@ -622,9 +621,9 @@ int cmd_record(int argc, char **argv)
 	 * one). Only GPU records are kept meanwhile: the rest ends at the stop.
 	 */
 	if (!recorder.error && tracer_alive(&tracer) &&
-	    (recorder.gpu_records || tracer_targets_map(&tracer, "/liboptrace-cupti.so"))) {
+	    (recorder.gpu_records || cuda_collector_running(&tracer))) {
 		recorder.gpu_only = true; /* the capture ends here for everything else */
-		drain_for(ring, GPU_GRACE_MS);
+		drain_for(ring, CUDA_GRACE_MS);
 	}
 	if (recorder.error)
 		fprintf(stderr, "\noptrace: cannot write %s: %s; it holds what came before\n",

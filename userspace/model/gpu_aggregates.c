@@ -158,7 +158,7 @@ int gpu_report_from_stat(struct gpu_report *report, const struct stat_snapshot *
 	struct gpu_summary *summary = &report->summary;
 
 	report->present = snapshot->gpu_traced;
-	summary->ring_buffer = "kernel_maps";
+	summary->ring_buffer = stat_gpu_drop_name(STAT_GPU_DROP_MAP_FULL);
 	for (size_t i = 0; i < snapshot->gpu_count; i++) {
 		const struct gpu_row *row = &snapshot->gpus[i];
 		const struct gpu_key *key = &row->key;
@@ -226,6 +226,18 @@ void gpu_report_summarize(struct gpu_report *report, const struct profile *profi
 		.dropped = { s->dropped, s->dropped_launches, ring_buffer_lost },
 		.ring_buffer = "ring_buffer",
 	};
+}
+
+const char *stat_gpu_drop_name(unsigned int source)
+{
+	static const char *const names[STAT_GPU_DROP__COUNT] = {
+		[STAT_GPU_DROP_ACTIVITY_BUFFER] = "activity_buffer",
+		[STAT_GPU_DROP_API_CALLBACK] = "api_callback",
+		[STAT_GPU_DROP_MAP_FULL] = "kernel_maps",
+		[STAT_GPU_DROP_MALFORMED] = "malformed",
+	};
+
+	return source < STAT_GPU_DROP__COUNT ? names[source] : NULL;
 }
 
 const char *gpu_drop_source_key(const struct gpu_summary *summary, int source)

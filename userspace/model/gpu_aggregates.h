@@ -76,6 +76,8 @@ void gpu_report_summarize(struct gpu_report *report, const struct profile *profi
  */
 int gpu_report_from_stat(struct gpu_report *report, const struct stat_snapshot *snapshot,
 			 __u32 tgid);
+/* stat's name of an enum stat_gpu_drop, as JSON and serve say it; NULL if unknown. */
+const char *stat_gpu_drop_name(unsigned int source);
 /* The text that names a drop source, and its JSON key. */
 const char *gpu_drop_source_text(const struct gpu_summary *summary, int source);
 const char *gpu_drop_source_key(const struct gpu_summary *summary, int source);

@@ -12,6 +12,7 @@
 
 #include "common/idmap.h"
 #include "common/utf8.h"
+#include "model/gpu_aggregates.h"
 #include "output/prometheus.h"
 
 #define NS_PER_S 1000000000ULL
@@ -323,14 +324,13 @@ static void collect_gpu(struct render *r, struct table *counts, struct table *am
 		}
 	}
 	for (size_t i = 0; i < r->snapshot->gpu_drop_count; i++) {
-		static const char *const sources[] = { "activity_buffer", "api_callback",
-						       "kernel_maps", "malformed" };
 		const struct gpu_drop_row *row = &r->snapshot->gpu_drops[i];
+		const char *source = stat_gpu_drop_name(row->key.source);
 
-		if (row->key.source >= sizeof(sources) / sizeof(sources[0]))
+		if (!source)
 			continue;
 		begin_series(r, row->key.tgid);
-		add_label(&r->labels, "source", sources[row->key.source]);
+		add_label(&r->labels, "source", source);
 		end_series(r, drops, row->count, 0, 0);
 	}
 }
