@@ -32,7 +32,7 @@ static const char *const mode_names[] = { "eager", "deferred", "mixed", "fallbac
 static const char *const fallback_names[] = { "unimplemented_api", "unsupported_arguments",
 					      "unsupported_dtype", "no_variant", "other" };
 /* How titles name variants ("CPU×2") and what Legion Prof calls them ("cpu"). */
-static const char *const variant_titles[] = { "CPU", "OMP", "GPU", "fallback" };
+static const char *const variant_titles[] = { "CPU", "OMP", "GPU", "host" };
 static const char *const variant_names[] = { "cpu", "omp", "gpu", "fallback" };
 
 /* ---- running optrace ---------------------------------------------------------- */
@@ -299,6 +299,9 @@ static void title_parse(const char *text, struct title *t)
 		title_tokens(inside, t);
 		space = close + 1;
 	}
+	/* "[fallback: reason]" says the mode once */
+	if (t->fallback[0] && !strcmp(t->mode, "none"))
+		strcpy(t->mode, "fallback");
 	t->cut = !strncmp(space, " (cut)", 6);
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "legion_popup.h"
 #include "legion_read.h"
 
 /* docs/legion.md: optrace's writer cuts every string to this many bytes. */
@@ -646,9 +647,15 @@ static bool take_string(struct legion_check *p, const struct legion_blob *file, 
 	if (p->strict) {
 		if (length > STRING_MAX)
 			FAIL(p, "string of %zu bytes at %zu", length, *offset);
-		for (size_t i = 0; i < length; i++)
-			if (start[i] < 0x20 || start[i] == 0x7f || start[i] == '$')
+		size_t dollars = 0;
+
+		for (size_t i = 0; i < length; i++) {
+			dollars += start[i] == '$';
+			/* one '$' only: the legacy viewer's split of a JSON provenance */
+			if (start[i] < 0x20 || start[i] == 0x7f ||
+			    (start[i] == '$' && (dollars > 1 || start[0] != '[')))
 				FAIL(p, "forbidden byte 0x%02x at %zu", start[i], *offset + i);
+		}
 	}
 	*s = (const char *)start;
 	*offset += length + 1;
@@ -811,6 +818,24 @@ static bool check_call(struct legion_check *p, const struct legion_record *r)
 	return true;
 }
 
+/* Both viewers show the same keys, in the same order (the values' look-alikes aside). */
+static bool popups_agree(const char *text)
+{
+	static struct legion_popup viewer, legacy;
+
+	legion_popup_viewer(text, &viewer);
+	legion_popup_legacy(text, &legacy);
+	if (viewer.count != legacy.count)
+		return false;
+	for (int i = 0; i < viewer.count; i++) {
+		size_t key = strcspn(viewer.lines[i], ":");
+
+		if (strncmp(viewer.lines[i], legacy.lines[i], key + 1))
+			return false;
+	}
+	return true;
+}
+
 static bool check_provenance(struct legion_check *p, const struct legion_record *r)
 {
 	if (!r->v[0])
@@ -819,6 +844,8 @@ static bool check_provenance(struct legion_check *p, const struct legion_record 
 	if (p->strict && looks_like_provenance_json(r->s[0]) &&
 	    legion_provenance_members(r->s[0]) < 0)
 		FAIL(p, "provenance is not [\"human\", {...}] JSON: %.200s", r->s[0]);
+	if (p->strict && strchr(r->s[0], '$') && !popups_agree(r->s[0]))
+		FAIL(p, "the viewers' popups of a provenance differ: %.300s", r->s[0]);
 	return key_push(p, PROVENANCES, r->v[0]);
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "legion_popup.h"
 #include "legion_read.h"
 #include "testlib.h"
 #include "output/json.h"
@@ -697,6 +698,26 @@ START_TEST(test_sanitize)
 }
 END_TEST
 
+/* Both viewers show members lines "key: value", the same keys in the same order, none wide. */
+static void check_popups(const char *provenance, int members)
+{
+	struct legion_popup viewer, legacy;
+
+	legion_popup_viewer(provenance, &viewer);
+	legion_popup_legacy(provenance, &legacy);
+	ck_assert_int_eq(viewer.count, members);
+	ck_assert_int_eq(legacy.count, members);
+	for (int i = 0; i < members; i++) {
+		size_t key = strcspn(viewer.lines[i], ":");
+
+		ck_assert_msg(!strncmp(viewer.lines[i], legacy.lines[i], key + 2),
+			      "line %d: \"%s\" against the legacy viewer's \"%s\"", i,
+			      viewer.lines[i], legacy.lines[i]);
+	}
+	ck_assert_int_le(legion_popup_width(&viewer), 32 + 2 + 96);
+	ck_assert_int_le(legion_popup_width(&legacy), 32 + 2 + 96);
+}
+
 START_TEST(test_json_escape_and_provenance)
 {
 	char out[LEGION_PROF_STRING_MAX + 1], small[4];
@@ -713,20 +734,25 @@ START_TEST(test_json_escape_and_provenance)
 	ck_assert_uint_eq(json_escape_into(small, sizeof(small), "a€"), 1);
 
 	n = legion_prof_provenance_json(out, sizeof(out), "add (main.c:12)", pairs, 2);
-	ck_assert_str_eq(out, "[\"add (main.c:12)\", {\"op\": \"add\", \"mode\": \"deferred\"}]");
+	/* sorted by key; the legacy viewer's pairs first, the ',' after the last hides the JSON */
+	ck_assert_str_eq(out, "[\"add (main.c:12)$mode,deferred|op,add,\", "
+			      "{\"mode\": \"deferred\", \"op\": \"add\"}]");
 	ck_assert_int_eq(n, (int)strlen(out));
 	ck_assert_int_eq(legion_provenance_members(out), 2);
-	/* '$' never reaches a provenance: the legacy viewer would split on it */
+	check_popups(out, 2);
+	/* one '$', the split: the legacy viewer would split on any other */
 	legion_prof_provenance_json(out, sizeof(out), "a$b",
-				    (struct legion_prof_kv[]){ { "$", "$" } }, 1);
-	ck_assert_ptr_null(strchr(out, '$'));
+				    (struct legion_prof_kv[]){ { "$", "$,|\"\\" } }, 1);
+	ck_assert_ptr_eq(strchr(out, '$'), strrchr(out, '$'));
 	ck_assert_int_eq(legion_provenance_members(out), 1);
+	check_popups(out, 1);
 
 	for (int i = 0; i < 8; i++)
 		hostile[i] = (struct legion_prof_kv){ huge, huge };
 	n = legion_prof_provenance_json(out, sizeof(out), huge, hostile, 8);
 	ck_assert_int_le(n, LEGION_PROF_STRING_MAX);
 	ck_assert_int_ge(legion_provenance_members(out), 1);
+	check_popups(out, legion_provenance_members(out));
 	ck_assert(legion_utf8_valid((unsigned char *)out, strlen(out)));
 	n = legion_prof_provenance_json(out, 64, huge, hostile, 8);
 	ck_assert_int_le(n, 63);

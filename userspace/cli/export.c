@@ -28,6 +28,7 @@ static struct {
 	bool legion;
 	const char *output;
 	bool show_helpers;
+	bool internal;
 	bool python;
 	uint32_t legion_version;
 	const char *gpu_file;
@@ -58,6 +59,7 @@ enum {
 	OPT_PERFETTO,
 	OPT_LEGION,
 	OPT_SHOW_HELPERS,
+	OPT_INTERNAL,
 	OPT_LEGION_VERSION,
 	OPT_PYTHON,
 	OPT_GPU,
@@ -75,6 +77,8 @@ static const struct argp_option options[] = {
 	{ "output", 'o', "PATH", 0,
 	  "The file (--chrome, --perfetto) or directory (--legion) to write", 0 },
 	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "Nested operations too", 0 },
+	{ "internal", OPT_INTERNAL, NULL, 0,
+	  "Legion, with --show-helpers: helpers' library-internal call sites too", 0 },
 	{ "gpu", OPT_GPU, "FILE", 0,
 	  "GPU activity written by liboptrace-cupti to OPTRACE_GPU_FILE, merged in", 0 },
 	{},
@@ -98,6 +102,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_SHOW_HELPERS:
 		env.show_helpers = true;
 		return 0;
+	case OPT_INTERNAL:
+		env.internal = true;
+		return 0;
 	case OPT_PYTHON:
 		env.python = true;
 		return 0;
@@ -119,6 +126,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "give one format: --chrome, --perfetto or --legion");
 		if (!env.output)
 			argp_error(state, "give the output with -o");
+		if (env.internal && !env.show_helpers)
+			argp_error(state,
+				   "--internal shows helpers' call sites: give --show-helpers "
+				   "too");
 		if (!env.path_count)
 			argp_error(state, "give the capture file to export");
 		return 0;
@@ -245,6 +256,7 @@ int cmd_export(int argc, char **argv)
 			.directory = env.output,
 			.version = env.legion_version ? env.legion_version : LEGION_PROF_VERSION,
 			.show_helpers = env.show_helpers,
+			.internal = env.internal,
 			.python = env.python,
 			.gpu_file = env.gpu_file,
 			.inputs = input_paths,

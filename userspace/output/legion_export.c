@@ -78,6 +78,8 @@ static int scan_record(void *ctx, unsigned int type, const void *record, size_t 
 
 	if (size < sizeof(*event) || record_is_metadata(type))
 		return 0;
+	if (type == RECORD_OP_BEGIN || type == RECORD_TASK_LAUNCH)
+		exporter->drawn_estimate++;
 	if (type != RECORD_RT_INIT) {
 		legion_export_process_of(exporter, event->tgid, true);
 		return 0;
@@ -177,10 +179,6 @@ static int open_files(struct exporter *exporter)
 			fprintf(stderr, "optrace: cannot write %s: %s\n", path, strerror(-err));
 			return err;
 		}
-		legion_prof_task_kind(process->prof, MAIN_TASK_ID, "main thread");
-		legion_prof_task_variant(process->prof, MAIN_TASK_ID, 1,
-					 options->python ? "python" : "cpu");
-		process->next_task_id = MAIN_TASK_ID + 1;
 	}
 	return 0;
 }
@@ -282,26 +280,37 @@ static int settle_files(struct exporter *exporter, int err)
 	return remove_stale_logs(exporter);
 }
 
-static void finish(struct exporter *exporter, uint64_t end_ns)
+/*
+ * The reader's colour generator is as wide as planned (legion_kinds.h)
+ * once the files hold enough colourable descriptors: empty provenances in
+ * the first file make up the difference.
+ */
+static void pad_colours(struct exporter *exporter)
 {
+	uint64_t provenances = 0, padding;
+
+	for (size_t i = 0; i < exporter->process_count; i++)
+		if (exporter->processes[i].prof)
+			provenances += legion_prof_provenance_count(exporter->processes[i].prof);
+	/* Every file declares one op kind, "Task" (OpDesc 30). */
+	padding = legion_kinds_padding(&exporter->kinds, provenances, 1);
+	if (padding && exporter->processes[0].prof)
+		legion_export_note_error(
+			exporter, legion_prof_colour_padding(exporter->processes[0].prof, padding));
+}
+
+static void finish(struct exporter *exporter)
+{
+	if (!exporter->error && exporter->process_count)
+		pad_colours(exporter);
 	for (size_t i = 0; i < exporter->process_count; i++) {
 		struct process *process = &exporter->processes[i];
 
-		for (size_t s = 0; s < process->issuers.capacity; s++) {
-			struct issuer *issuer = process->issuers.slots[s].value;
-
-			if (!issuer)
-				continue;
-			/* Every root op is done once the profile finished. */
-			legion_export_flush_issuer(exporter, process, issuer);
-			for (size_t q = issuer->head; q < issuer->count; q++)
-				legion_export_free_entry(issuer->queue[q]);
-			if (issuer->span)
-				legion_prof_span_end(issuer->span,
-						     legion_export_since_zero(exporter, end_ns));
-			free(issuer->queue);
-			free(issuer);
-		}
+		/* Every operation is done once the profile finished: none is left. */
+		for (size_t s = 0; s < process->ops.capacity; s++)
+			free(process->ops.slots[s].value);
+		for (size_t s = 0; s < process->issuers.capacity; s++)
+			free(process->issuers.slots[s].value);
 		for (size_t s = 0; s < process->workers.capacity; s++)
 			free(process->workers.slots[s].value);
 		if (process->prof)
@@ -309,7 +318,7 @@ static void finish(struct exporter *exporter, uint64_t end_ns)
 		idmap_free(&process->issuers);
 		idmap_free(&process->workers);
 		idmap_free(&process->tasks);
-		idmap_free(&process->roots);
+		idmap_free(&process->ops);
 		idmap_free(&process->gpus);
 		idmap_free(&process->gpu_tasks);
 	}
@@ -349,12 +358,14 @@ static int export_all(char *const *paths, int path_count,
 		goto cleanup;
 	}
 	assign_nodes(&exporter);
+	/* About a provenance per operation drawn, a few per kind of task point. */
+	legion_kinds_init(&exporter.kinds, 2 * exporter.drawn_estimate + 1024, 1);
 	err = open_files(&exporter);
 	err = err ?: replay_run(&replay, &profile);
 	if (!err)
 		gpu_losses_note(&profile, replay_counter(&replay, "lost.gpu_ringbuf_full"),
 				&gpu_losses);
-	finish(&exporter, profile.stats.last_ns);
+	finish(&exporter);
 	err = err ?: exporter.error;
 	if (err)
 		fprintf(stderr, "optrace: cannot write the Legion Prof logs: %s\n", strerror(-err));
@@ -376,6 +387,7 @@ cleanup:
 	free(exporter.processes);
 	idmap_free(&exporter.by_tgid);
 	idmap_free(&exporter.ranks);
+	legion_kinds_free(&exporter.kinds);
 	return err;
 }
 

@@ -20,6 +20,7 @@ struct legion_export_options {
 	const char *directory;
 	uint32_t version; /* 1008 or 1007 */
 	bool show_helpers;
+	bool internal;		   /* with show_helpers: helpers' library-internal call sites */
 	bool python;		   /* issuing threads are Python processors, not CPU ones */
 	const char *gpu_file;	   /* an OPTRACE_GPU_FILE to merge, or NULL */
 	const char *const *inputs; /* every file read: no log may replace one */

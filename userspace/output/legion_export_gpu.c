@@ -31,31 +31,35 @@ static int gpu_proc_of(struct process *process, uint32_t device_id, uint64_t *pr
 }
 
 /* A task kind per kernel name, copy kind and memset, with its "gpu" variant. */
-static uint32_t gpu_task_id_of(struct process *process, const struct profile_gpu *gpu)
+static uint32_t gpu_task_id_of(struct exporter *exporter, struct process *process,
+			       const struct profile_gpu *gpu)
 {
 	const struct gpu_activity *activity = gpu->activity;
 	uint64_t key = activity->kind == OPTRACE_GPU_REC_KERNEL	  ? activity->name_id
 		       : activity->kind == OPTRACE_GPU_REC_MEMCPY ? activity->copy_kind
 								  : 0;
 	uintptr_t id = (uintptr_t)idmap_get(&process->gpu_tasks, activity->kind, key);
+	uint32_t task_id = 0;
+	int err;
 
 	if (id)
 		return (uint32_t)id;
-	id = process->next_task_id++;
-	idmap_put(&process->gpu_tasks, activity->kind, key, (void *)id);
-	legion_prof_task_kind(process->prof, (uint32_t)id, gpu->name);
-	legion_export_declare_variant(process, (uint32_t)id, OPTRACE_VARIANT_GPU);
-	return (uint32_t)id;
+	err = legion_kinds_use(&exporter->kinds, process->prof, LEGION_KIND_GPU, gpu->name, 0,
+			       &task_id);
+	err = err
+		      ?: idmap_put(&process->gpu_tasks, activity->kind, key,
+				   (void *)(uintptr_t)task_id);
+	legion_export_note_error(exporter, err);
+	return task_id;
 }
 
 /* Where the activity came from, when no operation was open at its launch. */
 static int outside_provenance(struct process *process, const struct profile_gpu *gpu,
 			      uint64_t *provenance)
 {
-	char tid[32], text[512];
+	char tid[32];
 	struct legion_prof_kv pairs[] = {
-		{ "op", "none" },
-		{ "launched", "outside any operation" },
+		{ "op", "none: launched outside any operation" },
 		{ "thread", tid },
 	};
 
@@ -63,23 +67,23 @@ static int outside_provenance(struct process *process, const struct profile_gpu 
 		snprintf(tid, sizeof(tid), "%u", gpu->tid);
 	else
 		snprintf(tid, sizeof(tid), "unknown (launch not captured)");
-	legion_prof_provenance_json(text, sizeof(text), "launched outside any operation", pairs,
-				    sizeof(pairs) / sizeof(pairs[0]));
-	return legion_prof_provenance(process->prof, text, provenance);
+	return legion_prof_provenance_fields(process->prof, "launched outside any operation", pairs,
+					     sizeof(pairs) / sizeof(pairs[0]), provenance);
 }
 
 /*
  * Who launched it: the task run open at its launch (its op is the parent, its
  * fevent the creator, its provenance says which operation), else the
- * operation open on the issuing thread (parent and creator: that thread's
- * top-level task), else nothing but the thread.
+ * operation open on the issuing thread (drawn as a task: its parent, and its
+ * creator when the launch lies inside it), else nothing but the thread.
  */
 static int launcher_of(struct exporter *exporter, struct process *process,
 		       const struct profile *profile, const struct profile_gpu *gpu,
-		       uint64_t *parent, uint64_t *creator, uint64_t *provenance)
+		       uint64_t create_ns, uint64_t *parent, uint64_t *creator,
+		       uint64_t *provenance)
 {
 	const struct profile_run *run = gpu->run;
-	struct issuer *issuer = NULL;
+	struct op_entry *owner;
 	struct worker *worker;
 	int err;
 
@@ -94,22 +98,20 @@ static int launcher_of(struct exporter *exporter, struct process *process,
 		if (err)
 			return err;
 		*parent = worker->run_op;
-		*creator = worker->run_fevent;
-		return legion_export_provenance_of(process, profile, run->op, run->op_name,
-						   run->root_name, legion_export_run_variant(run),
-						   provenance);
+		if (create_ns >= run->begin_ns && (!run->end_ns || create_ns < run->end_ns))
+			*creator = worker->run_fevent;
+		return legion_export_provenance_of(exporter, process, profile, run->op,
+						   run->task_name, run->op_name, run->root_name,
+						   legion_export_run_variant(run), provenance);
 	}
-	if (gpu->op)
-		issuer = idmap_get(&process->issuers, gpu->op->tid, 0);
-	else if (gpu->launch)
-		issuer = idmap_get(&process->issuers, gpu->tid, 0);
-	if (issuer && issuer->span) {
-		*parent = issuer->op;
-		*creator = issuer->fevent;
+	if (gpu->op) {
+		owner = legion_export_drawn_op(exporter, process, gpu->op);
+		if (owner)
+			*parent = owner->op_id;
+		*creator = legion_export_creator(exporter, process, gpu->op, create_ns);
+		return legion_export_provenance_of(exporter, process, profile, gpu->op, 0,
+						   gpu->op_name, gpu->root_name, -1, provenance);
 	}
-	if (gpu->op)
-		return legion_export_provenance_of(process, profile, gpu->op, gpu->op_name,
-						   gpu->root_name, -1, provenance);
 	return outside_provenance(process, gpu, provenance);
 }
 
@@ -125,7 +127,7 @@ void legion_export_on_gpu(void *ctx, const struct profile *profile, const struct
 	const struct gpu_activity *activity = gpu->activity;
 	const struct gpu_launch *launch = gpu->launch;
 	struct legion_prof_task task = { 0 };
-	uint64_t parent, provenance;
+	uint64_t parent, provenance, launch_ns;
 	int err;
 
 	if (!process)
@@ -134,10 +136,11 @@ void legion_export_on_gpu(void *ctx, const struct profile *profile, const struct
 		exporter->gpu_untimed++;
 		return;
 	}
+	launch_ns = launch && launch->start_ns ? launch->start_ns : activity->start_ns;
 	err = gpu_proc_of(process, activity->device_id, &task.proc_id);
 	err = err
-		      ?: launcher_of(exporter, process, profile, gpu, &parent, &task.creator,
-				     &provenance);
+		      ?: launcher_of(exporter, process, profile, gpu, launch_ns, &parent,
+				     &task.creator, &provenance);
 	err = err ?: legion_prof_new_op(process->prof, &task.op_id);
 	err = err
 		      ?: legion_prof_operation_instance(process->prof, task.op_id, parent,
@@ -146,8 +149,8 @@ void legion_export_on_gpu(void *ctx, const struct profile *profile, const struct
 		legion_export_note_error(exporter, err);
 		return;
 	}
-	task.task_id = gpu_task_id_of(process, gpu);
-	task.variant_id = OPTRACE_VARIANT_GPU + 1;
+	task.task_id = gpu_task_id_of(exporter, process, gpu);
+	task.variant_id = legion_kinds_variant_id(LEGION_KIND_GPU, 0);
 	task.gpu_start = legion_export_since_zero(exporter, activity->start_ns);
 	task.gpu_stop = legion_export_since_zero(exporter, activity->end_ns);
 	if (launch && launch->start_ns) {

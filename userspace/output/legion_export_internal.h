@@ -21,36 +21,39 @@
 #include "output/legion_export.h"
 #include "output/legion_prof.h"
 
-#define MAIN_TASK_ID 1
-#define MAX_PROCESSES 4096
+#include "output/legion_kinds.h"
 
-struct helper {
-	uint64_t begin_ns;
-	uint64_t end_ns;
-	uint32_t depth;
-	char *title;
+#define MAX_PROCESSES 4096
+/* Task groups an operation's fields list: the largest; the rest are counted. */
+#define OP_GROUPS_MAX 32
+#define OP_GROUPS_SHOWN 5
+
+/* The task points of one kind and variant an operation launched. */
+struct task_group {
+	uint32_t task_id;
+	int variant;
+	uint32_t points;
+	uint64_t ns;
 };
 
-/* A root operation, from its begin until it is written. */
-struct root_entry {
-	uint64_t op;
-	bool done;
-	uint64_t begin_ns;
-	uint64_t end_ns;
-	char *title;
-	struct helper *helpers;
-	size_t helper_count;
+/*
+ * An operation drawn as a task on its issuing thread's processor (every
+ * root, and helpers with show_helpers), from its begin until it is done:
+ * its op id and fevent are given out at its begin, so that the task runs it
+ * launches name it as their parent and creator before its own record.
+ */
+struct op_entry {
+	uint64_t op_id;
+	uint64_t fevent;
+	struct task_group groups[OP_GROUPS_MAX];
+	size_t group_count;
+	uint32_t other_points; /* of groups past OP_GROUPS_MAX */
+	uint64_t other_ns;
+	uint32_t other_groups;
 };
 
 struct issuer {
 	uint64_t proc;
-	uint64_t op;	 /* the top-level task's op id */
-	uint64_t fevent; /* and its fevent: the creator of what the thread launches */
-	struct legion_prof_span *span;
-	struct root_entry **queue; /* in begin order */
-	size_t head;
-	size_t count;
-	size_t capacity;
 };
 
 struct worker {
@@ -71,6 +74,7 @@ struct worker {
 #define PROVENANCE_CACHE 256
 
 struct provenance_key {
+	uint64_t task_name; /* 0: GPU activity */
 	uint64_t op_name;
 	uint64_t root_name;
 	uint64_t callsite;
@@ -95,12 +99,10 @@ struct process {
 	bool out_open;
 	struct idmap issuers;	/* tid -> struct issuer */
 	struct idmap workers;	/* tid -> struct worker */
-	struct idmap tasks;	/* task name address -> task id */
-	struct idmap roots;	/* root op id -> struct root_entry */
+	struct idmap tasks;	/* task name address -> the job's task id */
+	struct idmap ops;	/* profile op id -> struct op_entry, while drawn and not done */
 	struct idmap gpus;	/* CUDA device id -> its GPU processor id */
 	struct idmap gpu_tasks; /* (activity kind, name id or copy kind) -> task id */
-	uint32_t next_task_id;
-	uint8_t variants_declared[MAX_PROCESSES / 8];
 };
 
 struct exporter {
@@ -108,10 +110,12 @@ struct exporter {
 	const struct capture_header *header;
 	struct process *processes;
 	size_t process_count;
-	struct idmap by_tgid; /* tgid -> process index + 1 */
-	struct idmap ranks;   /* tgid -> the rank it announced + 1 */
-	uint64_t gpu_untimed; /* GPU activities CUPTI gave no times for: not drawn */
-	bool made_directory;  /* removed again if the export fails */
+	struct idmap by_tgid;	   /* tgid -> process index + 1 */
+	struct idmap ranks;	   /* tgid -> the rank it announced + 1 */
+	struct legion_kinds kinds; /* the job's task kinds, one id per name in every file */
+	uint64_t drawn_estimate;   /* operations and task launches the first pass saw */
+	uint64_t gpu_untimed;	   /* GPU activities CUPTI gave no times for: not drawn */
+	bool made_directory;	   /* removed again if the export fails */
 	int error;
 };
 
@@ -120,14 +124,23 @@ uint64_t legion_export_since_zero(const struct exporter *exporter, uint64_t ns);
 void legion_export_note_error(struct exporter *exporter, int err);
 struct process *legion_export_process_of(struct exporter *exporter, uint32_t tgid, bool add);
 
-/* legion_export_ops.c: the issuing threads and the ranges of their operations. */
+/* legion_export_ops.c: the issuing threads and their operations. */
 void legion_export_on_op_begin(void *ctx, const struct profile *profile,
 			       const struct profile_op *op);
 void legion_export_on_op_done(void *ctx, const struct profile *profile,
 			      const struct profile_op *op);
-void legion_export_flush_issuer(struct exporter *exporter, struct process *process,
-				struct issuer *issuer);
-void legion_export_free_entry(struct root_entry *entry);
+/* The drawn operation a task run or GPU activity of op belongs to, or NULL. */
+struct op_entry *legion_export_drawn_op(struct exporter *exporter, struct process *process,
+					const struct profile_op *op);
+/*
+ * The creator a record made at create_ns can name: the fevent of the
+ * drawn operation of op when create_ns lies inside its run (the viewer
+ * looks the creator up at that time), else 0.
+ */
+uint64_t legion_export_creator(struct exporter *exporter, struct process *process,
+			       const struct profile_op *op, uint64_t create_ns);
+/* "3.2 ms", "450 us", "12 ns". */
+void legion_export_duration(char *text, size_t size, uint64_t ns);
 
 /* legion_export_tasks.c: the workers, task kinds, provenances and task runs. */
 void legion_export_on_task_run(void *ctx, const struct profile *profile,
@@ -137,10 +150,10 @@ struct worker *legion_export_worker_of(struct exporter *exporter, struct process
 int legion_export_run_variant(const struct profile_run *run);
 int legion_export_claim_run(struct process *process, struct worker *worker,
 			    const struct profile_run *run);
-int legion_export_provenance_of(struct process *process, const struct profile *profile,
-				const struct profile_op *op, uint64_t op_name, uint64_t root_name,
+int legion_export_provenance_of(struct exporter *exporter, struct process *process,
+				const struct profile *profile, const struct profile_op *op,
+				uint64_t task_name, uint64_t op_name, uint64_t root_name,
 				int variant, uint64_t *provenance);
-void legion_export_declare_variant(struct process *process, uint32_t task_id, int variant);
 
 /* legion_export_gpu.c: kernels, copies and memsets. */
 void legion_export_on_gpu(void *ctx, const struct profile *profile, const struct profile_gpu *gpu);

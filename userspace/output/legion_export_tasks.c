@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <optrace/gpu.h>
@@ -28,36 +29,28 @@ static enum legion_prof_proc_kind proc_kind(int variant)
 	}
 }
 
-static uint32_t task_id_of(struct process *process, uint64_t name, const char *text)
+/* The job's id of a task name, cached per process by the name's address. */
+static uint32_t task_id_of(struct exporter *exporter, struct process *process, uint64_t name,
+			   const char *text, int variant)
 {
 	uintptr_t id = (uintptr_t)idmap_get(&process->tasks, 0, name);
+	uint32_t task_id = 0;
+	int err;
 
 	if (id)
 		return (uint32_t)id;
-	id = process->next_task_id++;
-	idmap_put(&process->tasks, 0, name, (void *)id);
-	legion_prof_task_kind(process->prof, (uint32_t)id, text);
-	return (uint32_t)id;
-}
-
-/* TaskVariant once per (task, variant), before its first run. */
-void legion_export_declare_variant(struct process *process, uint32_t task_id, int variant)
-{
-	size_t bit = (size_t)task_id * OPTRACE_VARIANT__COUNT + (size_t)variant;
-	bool tracked = bit < sizeof(process->variants_declared) * 8;
-
-	if (tracked && process->variants_declared[bit / 8] & (1u << bit % 8))
-		return;
-	if (!legion_prof_task_variant(process->prof, task_id, (uint32_t)variant + 1,
-				      optrace_variant_name(variant)) &&
-	    tracked)
-		process->variants_declared[bit / 8] |= (uint8_t)(1u << bit % 8);
+	err = legion_kinds_use(&exporter->kinds, process->prof, LEGION_KIND_TASK, text, variant,
+			       &task_id);
+	err = err ?: idmap_put(&process->tasks, 0, name, (void *)(uintptr_t)task_id);
+	legion_export_note_error(exporter, err);
+	return task_id;
 }
 
 static uint64_t hash_provenance(const struct provenance_key *key)
 {
-	uint64_t h = key->op_name * 31 + key->root_name;
+	uint64_t h = key->task_name * 31 + key->op_name;
 
+	h = h * 31 + key->root_name;
 	h = h * 31 + key->callsite;
 	h = h * 31 + (uint64_t)(key->mode * 64 + key->reason * 8 + key->fallback);
 	h = h * 31 + (uint64_t)key->variant;
@@ -65,14 +58,18 @@ static uint64_t hash_provenance(const struct provenance_key *key)
 }
 
 /*
- * The provenance of a point, or of GPU activity an operation launched
- * (variant -1): which operation launched it, how it ran.
+ * The provenance of a point of task_name, or of GPU activity an operation
+ * launched (task_name 0, variant -1): which operation launched it and how
+ * it ran, one short line each; the variant is in the title already. Points
+ * of one kind of operation share it (cached).
  */
-int legion_export_provenance_of(struct process *process, const struct profile *profile,
-				const struct profile_op *op, uint64_t op_name, uint64_t root_name,
+int legion_export_provenance_of(struct exporter *exporter, struct process *process,
+				const struct profile *profile, const struct profile_op *op,
+				uint64_t task_name, uint64_t op_name, uint64_t root_name,
 				int variant, uint64_t *provenance)
 {
 	struct provenance_key key = {
+		.task_name = task_name,
 		.op_name = op_name,
 		.root_name = root_name,
 		.callsite = op ? op->callsite : 0,
@@ -83,27 +80,40 @@ int legion_export_provenance_of(struct process *process, const struct profile *p
 	};
 	struct provenance_cache_entry *slot =
 		&process->provenances[hash_provenance(&key) % PROVENANCE_CACHE];
-	const char *mode = key.mode == PROFILE_MODE_UNSET ? "unknown" : optrace_mode_name(key.mode);
+	uint32_t tgid = process->tgid;
+	const char *site = key.callsite ? profile_string(profile, tgid, key.callsite) : NULL;
+	bool helper = root_name && op_name != root_name;
+	/* A fallback's line says its mode and why: each thing once. */
+	bool moded = key.mode != PROFILE_MODE_UNSET &&
+		     !(key.mode == OPTRACE_MODE_FALLBACK && key.fallback != OPTRACE_FALLBACK_NONE);
+	char who[512], human[768];
 	struct legion_prof_kv pairs[] = {
-		{ "op", profile_string(profile, process->tgid, op_name) },
-		{ "called", profile_string(profile, process->tgid, root_name) },
-		{ "mode", op ? mode : "unknown" },
-		{ "reason", op ? optrace_mode_reason_name(key.reason) : "unknown" },
-		{ "fallback", optrace_fallback_reason_name(key.fallback) },
-		{ "site", profile_string(profile, process->tgid, key.callsite) },
-		{ "variant", variant >= 0 ? optrace_variant_name(variant) : NULL },
+		{ "op", who },
+		{ "mode", moded ? optrace_mode_name(key.mode) : NULL },
+		{ "mode reason", moded && key.reason && key.reason != OPTRACE_MODE_REASON_FALLBACK
+					 ? optrace_mode_reason_name(key.reason)
+					 : NULL },
+		{ "fallback", key.fallback ? optrace_fallback_reason_name(key.fallback) : NULL },
+		{ "call site", helper ? NULL : site },
+		{ "internal site", helper && exporter->options->internal ? site : NULL },
 	};
-	size_t count = sizeof(pairs) / sizeof(pairs[0]) - (variant < 0);
-	char text[2048];
 	int err;
 
 	if (slot->id && !memcmp(&slot->key, &key, sizeof(key))) {
 		*provenance = slot->id;
 		return 0;
 	}
-	legion_prof_provenance_json(text, sizeof(text),
-				    profile_string(profile, process->tgid, op_name), pairs, count);
-	err = legion_prof_provenance(process->prof, text, provenance);
+	/* "demo.median via demo.sort": the operation the user called first. */
+	snprintf(who, sizeof(who), "%s%s%s",
+		 profile_string(profile, tgid, helper ? root_name : op_name), helper ? " via " : "",
+		 helper ? profile_string(profile, tgid, op_name) : "");
+	if (task_name)
+		snprintf(human, sizeof(human), "%s \xe2\x86\x92 %s [%s]", who,
+			 profile_string(profile, tgid, task_name), optrace_variant_name(variant));
+	else
+		snprintf(human, sizeof(human), "%s \xe2\x86\x92 GPU", who);
+	err = legion_prof_provenance_fields(process->prof, human, pairs,
+					    sizeof(pairs) / sizeof(pairs[0]), provenance);
 	if (!err) {
 		slot->key = key;
 		slot->id = *provenance;
@@ -161,16 +171,46 @@ int legion_export_claim_run(struct process *process, struct worker *worker,
 	return 0;
 }
 
+/* The run's points and time, in the groups of its operation and of each that called it. */
+static void count_run(struct process *process, const struct profile_run *run, uint32_t task_id,
+		      int variant)
+{
+	uint64_t ns = run->end_ns > run->begin_ns ? run->end_ns - run->begin_ns : 0;
+
+	for (const struct profile_op *op = run->op; op; op = op->parent) {
+		struct op_entry *entry = idmap_get(&process->ops, 0, op->id);
+		struct task_group *g = NULL;
+
+		if (!entry)
+			continue;
+		for (size_t i = 0; i < entry->group_count && !g; i++)
+			if (entry->groups[i].task_id == task_id &&
+			    entry->groups[i].variant == variant)
+				g = &entry->groups[i];
+		if (!g && entry->group_count < OP_GROUPS_MAX) {
+			g = &entry->groups[entry->group_count++];
+			*g = (struct task_group){ .task_id = task_id, .variant = variant };
+		}
+		if (!g) {
+			entry->other_points++;
+			entry->other_ns += ns;
+			continue;
+		}
+		g->points++;
+		g->ns += ns;
+	}
+}
+
 void legion_export_on_task_run(void *ctx, const struct profile *profile,
 			       const struct profile_run *run)
 {
 	struct exporter *exporter = ctx;
 	struct process *process = legion_export_process_of(exporter, run->tgid, false);
 	struct worker *worker;
-	struct issuer *issuer = NULL;
+	struct op_entry *owner;
 	struct legion_prof_task task = { 0 };
 	const struct profile_op *op = run->op;
-	uint64_t provenance = 0;
+	uint64_t provenance = 0, create_ns;
 	int variant = legion_export_run_variant(run);
 	int err = 0;
 
@@ -179,12 +219,11 @@ void legion_export_on_task_run(void *ctx, const struct profile *profile,
 	worker = legion_export_worker_of(exporter, process, run->tid, variant);
 	if (!worker)
 		return;
-	task.task_id = task_id_of(process, run->task_name,
-				  profile_string(profile, run->tgid, run->task_name));
-	task.variant_id = (uint32_t)variant + 1;
-	legion_export_declare_variant(process, task.task_id, variant);
-	if (op)
-		issuer = idmap_get(&process->issuers, op->tid, 0);
+	task.task_id = task_id_of(exporter, process, run->task_name,
+				  profile_string(profile, run->tgid, run->task_name), variant);
+	task.variant_id = legion_kinds_variant_id(LEGION_KIND_TASK, variant);
+	owner = legion_export_drawn_op(exporter, process, op);
+	count_run(process, run, task.task_id, variant);
 
 	/* GPU activity it launched already names its op and fevent. */
 	if (claimed(worker, run)) {
@@ -195,18 +234,24 @@ void legion_export_on_task_run(void *ctx, const struct profile *profile,
 	}
 	worker->run_op = 0;
 	err = err
-		      ?: legion_export_provenance_of(process, profile, op, run->op_name,
-						     run->root_name, variant, &provenance);
+		      ?: legion_export_provenance_of(exporter, process, profile, op, run->task_name,
+						     run->op_name, run->root_name, variant,
+						     &provenance);
 	err = err
 		      ?: legion_prof_operation_instance(process->prof, task.op_id,
-							issuer ? issuer->op : LEGION_PROF_NO_PARENT,
+							owner ? owner->op_id
+							      : LEGION_PROF_NO_PARENT,
 							LEGION_PROF_OP_KIND_TASK, provenance);
+	/* Launched before it began, or (launch not captured) when it began. */
+	create_ns =
+		run->launch_ns && run->launch_ns < run->begin_ns ? run->launch_ns : run->begin_ns;
 	task.proc_id = worker->proc;
-	task.create = legion_export_since_zero(exporter, run->launch_ns);
+	task.create = legion_export_since_zero(exporter, create_ns);
 	task.ready = task.create;
 	task.start = legion_export_since_zero(exporter, run->begin_ns);
 	task.stop = legion_export_since_zero(exporter, run->end_ns);
-	task.creator = 0;
+	/* The viewer finds the creator running at the task's creation. */
+	task.creator = legion_export_creator(exporter, process, op, create_ns);
 	err = err ?: legion_prof_task_info(process->prof, &task, NULL, 0);
 	legion_export_note_error(exporter, err);
 }

@@ -72,6 +72,7 @@ struct legion_prof_options {
 };
 
 struct legion_prof;
+struct legion_prof_kv; /* below */
 
 /*
  * Creates path (truncating it) and writes the preamble, MachineDesc,
@@ -116,10 +117,27 @@ int legion_prof_task_kind(struct legion_prof *prof, uint32_t task_id, const char
 int legion_prof_task_variant(struct legion_prof *prof, uint32_t task_id, uint32_t variant_id,
 			     const char *name);
 /*
+ * The same for the provenance legion_prof_provenance_json() builds of
+ * human and pairs (the form both viewers split into lines), its '$' kept.
+ */
+int legion_prof_provenance_fields(struct legion_prof *prof, const char *human,
+				  const struct legion_prof_kv *pairs, size_t count,
+				  uint64_t *provenance);
+/* Whether the file has a TaskKind for task_id. */
+bool legion_prof_task_kind_declared(const struct legion_prof *prof, uint32_t task_id);
+/*
  * Writes a Provenance record for text and returns its id; a text seen
  * recently returns the id it got then instead of a new record.
  */
 int legion_prof_provenance(struct legion_prof *prof, const char *text, uint64_t *provenance);
+
+/* Provenance records written so far (each is a colourable descriptor, FORMAT.md §2.5). */
+uint64_t legion_prof_provenance_count(const struct legion_prof *prof);
+/*
+ * Writes count empty Provenance records that nothing refers to: they only
+ * change how many colours the reader's generator makes (legion_kinds.h).
+ */
+int legion_prof_colour_padding(struct legion_prof *prof, uint64_t count);
 
 /*
  * OperationInstance: op_id from legion_prof_new_op(), at most once per op;
@@ -217,12 +235,18 @@ struct legion_prof_kv {
 };
 
 /*
- * Builds a provenance in the form the viewer splits into "key: value" lines
- * (FORMAT.md §2.6): ["human", {"key": "value", ...}]. Each part is sanitised
- * (so no '$') and escaped; parts are bounded (text 1024 bytes, keys 128) and
- * members that do not fit are left out, so the result is always valid JSON
- * of at most LEGION_PROF_STRING_MAX bytes. Returns its length, or -ENOSPC if
- * size is below 64.
+ * Builds a provenance that both viewers split into "key: value" lines, one
+ * per pair, sorted by key (the new viewer's order: FORMAT.md §2.6, §6):
+ * ["human$k1,v1|k2,v2,", {"k1": "v1", "k2": "v2"}]. The new viewer reads the
+ * JSON object and drops the first part; the legacy viewer splits the whole
+ * text on its one '$', the pairs on '|' and each pair on ',', so the first
+ * part carries its pairs, and the ',' after the last one hides the JSON
+ * that follows. In that part ',', '|', '"' and '\' become look-alikes.
+ * Each part is sanitised (no other '$') and escaped; lines are bounded
+ * (keys 32 bytes, values 96, the human text 160) and members that do not
+ * fit are left out, so the result is always valid JSON of at most
+ * LEGION_PROF_STRING_MAX bytes. Pairs with a NULL key or value are left
+ * out. Returns its length, or -ENOSPC if size is below 64.
  */
 int legion_prof_provenance_json(char *dst, size_t size, const char *human,
 				const struct legion_prof_kv *pairs, size_t count);

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <zlib.h>
 
 #include "common/idmap.h"
@@ -143,6 +144,16 @@ static inline unsigned char *put_time(unsigned char *p, uint64_t ns)
 static inline unsigned char *put_string(unsigned char *p, const char *text)
 {
 	return p + legion_prof_sanitize((char *)p, LEGION_PROF_STRING_MAX + 1, text) + 1;
+}
+
+/* A string the writer built clean itself (at most LEGION_PROF_STRING_MAX bytes). */
+static inline unsigned char *put_clean_string(unsigned char *p, const char *text)
+{
+	size_t n = strnlen(text, LEGION_PROF_STRING_MAX);
+
+	memcpy(p, text, n);
+	p[n] = '\0';
+	return p + n + 1;
 }
 
 static inline uint64_t min_u64(uint64_t a, uint64_t b)

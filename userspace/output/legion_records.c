@@ -85,6 +85,11 @@ int legion_prof_task_kind(struct legion_prof *prof, uint32_t task_id, const char
 				      put_u8(p, again)); /* overwrite: a second name replaces */
 }
 
+bool legion_prof_task_kind_declared(const struct legion_prof *prof, uint32_t task_id)
+{
+	return legion_prof_key_set_has(&prof->task_kinds, task_id);
+}
+
 static uint64_t variant_key(uint32_t task_id, uint32_t variant_id)
 {
 	return (uint64_t)task_id << 32 | variant_id;
@@ -191,15 +196,13 @@ static void provenance_remember(struct legion_prof *prof, uint64_t hash, uint64_
 	slot->text = copy;
 }
 
-int legion_prof_provenance(struct legion_prof *prof, const char *text, uint64_t *provenance)
+/* Writes prof->text, clean already, as a Provenance; the id of the same text recently seen. */
+static int write_provenance(struct legion_prof *prof, uint64_t *provenance)
 {
 	struct provenance_slot *slot;
 	unsigned char *p;
 	uint64_t hash;
 
-	if (prof->error)
-		return prof->error;
-	legion_prof_sanitize(prof->text, sizeof(prof->text), text);
 	hash = text_hash(prof->text);
 	slot = &prof->provenance_cache[hash % PROVENANCE_CACHE_SLOTS];
 	if (slot->text && slot->hash == hash && !strcmp(slot->text, prof->text)) {
@@ -213,9 +216,50 @@ int legion_prof_provenance(struct legion_prof *prof, const char *text, uint64_t 
 		return prof->error;
 	*provenance = legion_prof_strided_id(prof, prof->provenances_issued++);
 	p = put_u64(p, *provenance);
-	p = put_string(p, prof->text);
+	p = put_clean_string(p, prof->text);
 	provenance_remember(prof, hash, *provenance, prof->text);
 	return legion_prof_record_end(prof, p);
+}
+
+int legion_prof_provenance(struct legion_prof *prof, const char *text, uint64_t *provenance)
+{
+	if (prof->error)
+		return prof->error;
+	legion_prof_sanitize(prof->text, sizeof(prof->text), text);
+	return write_provenance(prof, provenance);
+}
+
+int legion_prof_provenance_fields(struct legion_prof *prof, const char *human,
+				  const struct legion_prof_kv *pairs, size_t count,
+				  uint64_t *provenance)
+{
+	if (prof->error)
+		return prof->error;
+	legion_prof_provenance_json(prof->text, sizeof(prof->text), human, pairs, count);
+	return write_provenance(prof, provenance);
+}
+
+uint64_t legion_prof_provenance_count(const struct legion_prof *prof)
+{
+	return prof->provenances_issued;
+}
+
+int legion_prof_colour_padding(struct legion_prof *prof, uint64_t count)
+{
+	for (uint64_t i = 0; i < count; i++) {
+		unsigned char *p;
+
+		if (prof->error)
+			return prof->error;
+		if (prof->provenances_issued >= SEQUENCE_MAX)
+			return -ERANGE;
+		p = legion_prof_record_begin(prof, PROVENANCE_ID);
+		if (!p)
+			return prof->error;
+		p = put_u64(p, legion_prof_strided_id(prof, prof->provenances_issued++));
+		legion_prof_record_end(prof, put_string(p, ""));
+	}
+	return prof->error;
 }
 
 /* ---- operations and runs ------------------------------------------------ */

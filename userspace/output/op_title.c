@@ -10,7 +10,7 @@ const char *variant_title(int variant)
 		[OPTRACE_VARIANT_CPU] = "CPU",
 		[OPTRACE_VARIANT_OPENMP] = "OMP",
 		[OPTRACE_VARIANT_GPU] = "GPU",
-		[OPTRACE_VARIANT_HOST_REFERENCE] = "fallback",
+		[OPTRACE_VARIANT_HOST_REFERENCE] = "host",
 	};
 
 	return variant >= 0 && variant < OPTRACE_VARIANT__COUNT ? titles[variant] : "?";
@@ -61,7 +61,9 @@ void op_title(const struct profile *profile, const struct profile_op *op, char *
 	/* "[]" says nothing: left out. */
 	if (bracket)
 		append(buffer, size, &used, " [");
-	if (op->mode != PROFILE_MODE_UNSET) {
+	/* "fallback: unsupported_dtype" says the mode too: each thing once. */
+	if (op->mode != PROFILE_MODE_UNSET &&
+	    !(op->mode == OPTRACE_MODE_FALLBACK && op->fallback_reason != OPTRACE_FALLBACK_NONE)) {
 		append(buffer, size, &used, optrace_mode_name(op->mode));
 		separator = "; ";
 	}

@@ -9,7 +9,8 @@
 /*
  * An operation's one-line story, as the profile viewers title it:
  * "cupynumeric.add [deferred; CPU×2 OMP×4] main.py:12", with the fallback
- * reason when one ran ("sort [fallback: unimplemented_api] x.py:3") and
+ * reason when one ran ("sort [fallback: unimplemented_api; host×1] x.py:3",
+ * which says the fallback mode once) and
  * "(cut)" when the capture ended first. Task points are those of the
  * operation and its helpers. The text is as the process gave it: writers
  * sanitise it for their format.
@@ -17,7 +18,7 @@
 void op_title(const struct profile *profile, const struct profile_op *op, char *buffer,
 	      size_t size);
 
-/* "CPU", "OMP", "GPU", "fallback": how titles name variants. */
+/* "CPU", "OMP", "GPU", "host" (the reference path as a task): how titles name variants. */
 const char *variant_title(int variant);
 
 #endif /* OPTRACE_TITLE_H */
