@@ -16,16 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "json_read.h"
+#include "legion_popup.h"
 #include "legion_read.h"
 #include "testlib.h"
 #include "bpf/events.h"
 #include "capture/capture.h"
 
 #define MAX_PROCESSES 4
-#define MAIN_TASK "main thread"
 #define TIMES "\xc3\x97" /* "×" in titles: "CPU×2" */
 
 static const char *const mode_names[] = { "eager", "deferred", "mixed", "fallback", "none" };
@@ -465,27 +466,43 @@ static void check_declared_once(const struct legion_summary *s)
 		      s->records[LEGION_TASK_VARIANT], s->variant_count);
 }
 
-/* TaskInfo per (name, variant) = the truth's; processors by variant. */
-static void check_tasks(const struct legion_summary *s, const struct counts *truth,
-			const struct legion_expect *e)
+/* An operation drawn as a task: its popup says where its work ran. */
+static bool is_op(const struct legion_task *t)
+{
+	struct legion_popup popup;
+
+	if (!t->provenance)
+		return false;
+	legion_popup_viewer(t->provenance, &popup);
+	return legion_popup_value(&popup, "ran on") != NULL;
+}
+
+static const struct legion_task *task_of_op(const struct legion_summary *s, uint64_t op_id)
+{
+	for (size_t i = 0; i < s->task_count; i++)
+		if (s->tasks[i].op_id == op_id)
+			return &s->tasks[i];
+	return NULL;
+}
+
+/* TaskInfo per (name, variant) = the truth's; processors by variant; parent and creator the op. */
+static void check_tasks(const struct legion_summary *s, const struct counts *truth)
 {
 	struct counts expected = { 0 }, got = { 0 };
-	int main_kind = e->python ? 8 : 2;
-	long main_tasks = 0;
+	long created_by_op = 0, runs = 0;
 	char key[256];
 
 	for (size_t i = 0; i < s->task_count; i++) {
-		const struct legion_task *t = &s->tasks[i];
+		const struct legion_task *t = &s->tasks[i], *op;
+		struct legion_popup popup;
+		const char *who;
 
 		ck_assert_ptr_nonnull(t->task_name);
 		ck_assert_ptr_nonnull(t->variant_name);
 		ck_assert(!t->gpu);
-		if (!strcmp(t->task_name, MAIN_TASK)) {
-			main_tasks++;
-			ck_assert_str_eq(t->variant_name, e->python ? "python" : "cpu");
-			ck_assert_int_eq(t->proc_kind, main_kind);
+		if (is_op(t))
 			continue;
-		}
+		runs++;
 		snprintf(key, sizeof(key), "task %s %s", t->task_name, t->variant_name);
 		counts_add(&got, key, 1);
 		/* OpenMP processors run exactly the omp variant; cpu and fallback run on CPUs */
@@ -493,42 +510,125 @@ static void check_tasks(const struct legion_summary *s, const struct counts *tru
 			      "%s [%s] on a processor of kind %d", t->task_name, t->variant_name,
 			      t->proc_kind);
 		ck_assert_int_eq(t->proc_kind, !strcmp(t->variant_name, "omp") ? 7 : 2);
-		/* its provenance names its variant and its operation */
-		snprintf(key, sizeof(key), "\"variant\": \"%s\"", t->variant_name);
-		ck_assert_msg(t->provenance && strstr(t->provenance, key) &&
-				      strstr(t->provenance, "\"op\": \"demo."),
-			      "provenance of %s [%s]: %s", t->task_name, t->variant_name,
-			      t->provenance ? t->provenance : "(none)");
-		ck_assert_uint_ne(t->parent_op, UINT64_MAX);
+		/* its popup names its operation, once, and its mode; the title its variant */
+		ck_assert_ptr_nonnull(t->provenance);
+		legion_popup_viewer(t->provenance, &popup);
+		who = legion_popup_value(&popup, "op");
+		ck_assert_msg(who && !strncmp(who, "demo.", 5), "provenance of %s [%s]: %s",
+			      t->task_name, t->variant_name, t->provenance);
+		ck_assert_ptr_null(legion_popup_value(&popup, "variant"));
+		ck_assert(legion_popup_value(&popup, "mode") ||
+			  legion_popup_value(&popup, "fallback"));
+		ck_assert_int_le(legion_popup_width(&popup), 80);
+		/* "Operation"/"Initiator": the operation the user called, drawn on its thread */
+		op = task_of_op(s, t->parent_op);
+		ck_assert_msg(op && is_op(op), "%s [%s]: its parent %llu is not an operation",
+			      t->task_name, t->variant_name, (unsigned long long)t->parent_op);
+		/* "demo.median via demo.sort": the root, or with --show-helpers the helper */
+		ck_assert_msg(strstr(who, op->task_name),
+			      "%s's op line \"%s\" against its parent %s", t->task_name, who,
+			      op->task_name);
+		/* "Creator": the operation, when the run was created inside it */
+		ck_assert(!t->creator || t->creator == op->fevent);
+		if (t->creator) {
+			ck_assert(t->create >= op->start && t->create < op->stop);
+			created_by_op++;
+		}
 	}
-	ck_assert_int_eq(main_tasks, e->threads);
+	ck_assert_msg(created_by_op * 10 >= runs * 9, "%ld of %ld runs name their op as creator",
+		      created_by_op, runs);
 	counts_select(truth, "task ", &expected);
 	assert_counts_equal(&expected, &got, "TaskInfo records against the truth");
 	counts_free(&expected);
 	counts_free(&got);
 }
 
-/* Ranges: on their thread's top-level task, counted by title into keys. */
-static void count_ranges(const struct legion_summary *s, const struct legion_expect *e,
-			 struct counts *got)
+/* How deep an operation's task is: helpers' parents are the operations that called them. */
+static unsigned int op_depth(const struct legion_summary *s, const struct legion_task *t)
+{
+	unsigned int depth = 0;
+
+	while ((t = task_of_op(s, t->parent_op)) && is_op(t))
+		depth++;
+	return depth;
+}
+
+/*
+ * An operation's popup, in both viewers, against its title (the human part):
+ * mode and why, fallback and why, where its work ran, the tasks it launched.
+ */
+static void check_op_popup(const struct legion_task *t, const struct title *title)
+{
+	struct legion_popup viewer, legacy;
+	const char *mode, *fallback, *ran_on;
+	long points = 0, title_points = 0;
+
+	legion_popup_viewer(t->provenance, &viewer);
+	legion_popup_legacy(t->provenance, &legacy);
+	ck_assert_int_eq(viewer.count, legacy.count);
+	for (int i = 0; i < viewer.count; i++) {
+		const char *colon = strchr(viewer.lines[i], ':');
+
+		ck_assert(colon && !strncmp(viewer.lines[i], legacy.lines[i],
+					    (size_t)(colon - viewer.lines[i]) + 1));
+		if (!strncmp(viewer.lines[i], "task ", 5))
+			points += atol(colon + 2);
+		if (!strncmp(viewer.lines[i], "tasks, more: ", 13))
+			points += atol(strstr(viewer.lines[i], ", ") + 2);
+	}
+	ck_assert_int_le(legion_popup_width(&viewer), 96);
+	mode = legion_popup_value(&viewer, "mode");
+	fallback = legion_popup_value(&viewer, "fallback");
+	ran_on = legion_popup_value(&viewer, "ran on");
+	/* the variant is the mode; a fallback's line says it once */
+	if (strcmp(title->mode, "none"))
+		ck_assert_str_eq(t->variant_name, title->mode);
+	if (mode)
+		ck_assert_str_eq(mode, title->mode);
+	else
+		ck_assert(!strcmp(title->mode, "none") ||
+			  (!strcmp(title->mode, "fallback") && fallback));
+	if (title->fallback[0]) {
+		ck_assert_ptr_nonnull(fallback);
+		ck_assert_str_eq(fallback, title->fallback);
+	} else {
+		ck_assert_ptr_null(fallback);
+	}
+	for (int v = 0; v < OPTRACE_VARIANT__COUNT; v++)
+		title_points += title->points[v];
+	ck_assert_msg(points == title_points, "%s: the task lines count %ld points, the title %ld",
+		      t->task_name, points, title_points);
+	ck_assert_ptr_nonnull(ran_on);
+	if (!title_points)
+		ck_assert_ptr_nonnull(strstr(ran_on, "calling thread"));
+	ck_assert_ptr_nonnull(legion_popup_value(&viewer, "call site"));
+}
+
+/* Operations: tasks on their thread's processor, counted by title into keys. */
+static void count_ops(const struct legion_summary *s, const struct legion_expect *e,
+		      struct counts *got)
 {
 	int main_kind = e->python ? 8 : 2;
 
-	for (size_t i = 0; i < s->range_count; i++) {
-		const struct legion_range *r = &s->ranges[i];
-		struct title t;
+	for (size_t i = 0; i < s->task_count; i++) {
+		const struct legion_task *t = &s->tasks[i];
+		char human[512];
+		struct title title;
+		unsigned int depth;
 
-		ck_assert_ptr_nonnull(r->title);
-		ck_assert_int_eq(r->proc_kind, main_kind);
-		ck_assert_ptr_nonnull(r->task);
-		ck_assert_str_eq(r->task->task_name, MAIN_TASK);
-		ck_assert(r->start >= r->task->start && r->stop <= r->task->stop);
+		if (!is_op(t))
+			continue;
+		ck_assert_int_eq(t->proc_kind, main_kind);
+		depth = op_depth(s, t);
 		if (!e->show_helpers)
-			ck_assert_uint_eq(r->depth, 0);
-		title_parse(r->title, &t);
-		ck_assert_msg(!strncmp(t.name, "demo.", 5), "range title %s", r->title);
-		ck_assert_msg(!t.cut, "a demo operation was cut: %s", r->title);
-		count_title(got, &t, r->depth);
+			ck_assert_uint_eq(depth, 0);
+		legion_popup_human(t->provenance, human, sizeof(human));
+		title_parse(human, &title);
+		ck_assert_str_eq(title.name, t->task_name);
+		ck_assert_msg(!strncmp(title.name, "demo.", 5), "operation %s", human);
+		ck_assert_msg(!title.cut, "a demo operation was cut: %s", human);
+		check_op_popup(t, &title);
+		count_title(got, &title, depth);
 	}
 }
 
@@ -547,8 +647,8 @@ static void check_legion_file(const char *path, const struct counts *truth,
 	if (e->python)
 		ck_assert_uint_eq(s.procs_by_kind[8], (size_t)e->threads);
 	check_declared_once(&s);
-	check_tasks(&s, truth, e);
-	count_ranges(&s, e, ranges);
+	check_tasks(&s, truth);
+	count_ops(&s, e, ranges);
 	if (e->show_helpers) {
 		check_all_depths("ranges with --show-helpers against the truth", ranges, truth);
 	} else {
@@ -1173,29 +1273,39 @@ static size_t cut_titles(const char *const *titles, size_t count)
 static void check_hostile_legion(const char *capture, const char *name, uint32_t version,
 				 const char *const options[], size_t ranges, size_t cut)
 {
-	char *out = test_path(name), path[4096];
-	const char *titles[16];
+	char *out = test_path(name), path[4096], titles[16][512];
+	const char *title_pointers[16];
 	struct legion_summary s;
 	uint32_t node = 0;
+	size_t count = 0, last = 0;
+	bool replaced = false;
 
 	export(options, out, capture);
 	check_file_names(out, &node, 1);
 	snprintf(path, sizeof(path), "%s/prof_0.gz", out);
 	read_summary(path, version, &s);
 	ck_assert_int_eq(s.process_id, HOSTILE_PID);
-	ck_assert_uint_eq(s.range_count, ranges);
-	ck_assert_uint_le(s.range_count, 16);
-	for (size_t i = 0; i < s.range_count; i++) {
-		titles[i] = s.ranges[i].title;
-		ck_assert_ptr_nonnull(titles[i]);
-		/* the legacy viewer splits on '$': sanitised to U+FF04 */
-		ck_assert_msg(!strchr(titles[i], '$'), "a '$' in title %s", titles[i]);
+	for (size_t i = 0; i < s.task_count; i++) {
+		if (!is_op(&s.tasks[i]))
+			continue;
+		ck_assert_uint_lt(count, 16);
+		legion_popup_human(s.tasks[i].provenance, titles[count], sizeof(titles[count]));
+		/* the legacy viewer splits on '$': sanitised to U+FF04 but for its split */
+		ck_assert_msg(!strchr(titles[count], '$'), "a '$' in title %s", titles[count]);
+		ck_assert_msg(!strchr(s.tasks[i].task_name, '$'), "a '$' in %s",
+			      s.tasks[i].task_name);
+		last = count++;
 	}
-	ck_assert_ptr_nonnull(strstr(s.ranges[s.range_count - 1].title, "demo.open\xef\xbc\x84"));
-	ck_assert_uint_eq(cut_titles(titles, s.range_count), cut);
-	/* three task points (one cut) and the issuing thread's top-level task */
-	ck_assert_uint_eq(s.task_count, 4);
-	ck_assert_ptr_nonnull(strstr(s.ranges[0].title, "\xef\xbf\xbd")); /* U+FFFD */
+	ck_assert_uint_eq(count, ranges);
+	for (size_t i = 0; i < count; i++)
+		title_pointers[i] = titles[i];
+	ck_assert_ptr_nonnull(strstr(titles[last], "demo.open\xef\xbc\x84"));
+	ck_assert_uint_eq(cut_titles(title_pointers, count), cut);
+	/* three task points (one cut) and the operations */
+	ck_assert_uint_eq(s.task_count, 3 + count);
+	for (size_t i = 0; i < count && !replaced; i++)
+		replaced = strstr(titles[i], "\xef\xbf\xbd"); /* U+FFFD */
+	ck_assert_msg(replaced, "no operation's title has the bad bytes replaced");
 	legion_summary_free(&s);
 	free(out);
 }
@@ -1292,9 +1402,178 @@ START_TEST(test_ranks_name_files)
 		ck_assert_uint_eq(s.node_id, node);
 		ck_assert_uint_eq(s.num_nodes, 2);
 		ck_assert_uint_eq(s.process_id, (node ? 5002u : 5001u));
-		ck_assert_uint_eq(s.range_count, 1);
+		ck_assert_uint_eq(s.task_count, 1);
+		ck_assert(is_op(&s.tasks[0]));
+		ck_assert_str_eq(s.tasks[0].task_name, "demo.add");
 		legion_summary_free(&s);
 	}
+	free(capture);
+	free(out);
+}
+END_TEST
+
+/* ---- a job: ids that are the job's, invocations that are report's ---------------- */
+
+/* A demo that runs until SIGTERM, with the workload given (tests/integration/test_cli.c's way). */
+static pid_t start_forever(const char *workload)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl(DEMO, DEMO, "--forever", "--workload", workload, "--pause", "20", "-q",
+		      "--truth", "/dev/null", (char *)NULL);
+		_exit(127);
+	}
+	usleep(500 * 1000); /* past its start: it maps liboptrace */
+	return pid;
+}
+
+/* report --json of the captures: "task NAME VARIANT" and "op NAME" (depth 0) counts. */
+static void report_invocations(char *const captures[], int count, struct counts *counts)
+{
+	char *json_path = test_path("report.json"), *argv[8], *text;
+	struct jv *report;
+	int argc = 0;
+
+	argv[argc++] = OPTRACE;
+	argv[argc++] = "report";
+	argv[argc++] = "--json";
+	for (int i = 0; i < count; i++)
+		argv[argc++] = captures[i];
+	argv[argc] = NULL;
+	ck_assert_int_eq(run_command(argv, json_path, NULL, 120), 0);
+	text = read_file(json_path);
+	report = jv_parse(text);
+	ck_assert_ptr_nonnull(report);
+	for (size_t p = 0; p < jv_get(report, "processes")->count; p++) {
+		const struct jv *process = jv_get(report, "processes")->items[p];
+		const struct jv *tasks = jv_get(process, "tasks");
+		const struct jv *ops = jv_get(process, "operations");
+		char key[256];
+
+		for (size_t i = 0; i < tasks->count; i++) {
+			snprintf(key, sizeof(key), "task %s %s", jv_string(tasks->items[i], "name"),
+				 jv_string(tasks->items[i], "variant"));
+			counts_add(counts, key, (long)jv_number(tasks->items[i], "count"));
+		}
+		for (size_t i = 0; i < ops->count; i++) {
+			if (jv_number(ops->items[i], "depth") != 0)
+				continue;
+			snprintf(key, sizeof(key), "op %s", jv_string(ops->items[i], "name"));
+			counts_add(counts, key, (long)jv_number(ops->items[i], "count"));
+		}
+	}
+	jv_free(report);
+	free(text);
+	free(json_path);
+}
+
+/*
+ * The files of one export: every task name and (name, variant) has one id
+ * in all of them, and invocations per name are report's.
+ */
+static void check_job(const char *out, int files, const struct counts *expected)
+{
+	struct counts ids = { 0 }, got = { 0 };
+	char path[4096], key[512];
+
+	for (int f = 0; f < files; f++) {
+		struct legion_summary s;
+
+		snprintf(path, sizeof(path), "%s/prof_%d.gz", out, f);
+		read_summary(path, 1008, &s);
+		for (size_t i = 0; i < s.task_count; i++) {
+			const struct legion_task *t = &s.tasks[i];
+
+			/* the first id a name got, then every other use checked against it */
+			snprintf(key, sizeof(key), "name %s", t->task_name);
+			if (!counts_get(&ids, key))
+				counts_add(&ids, key, t->task_id);
+			ck_assert_msg(counts_get(&ids, key) == t->task_id,
+				      "%s has task id %u in prof_%d.gz, %ld elsewhere",
+				      t->task_name, t->task_id, f, counts_get(&ids, key));
+			snprintf(key, sizeof(key), "variant %s %s", t->task_name, t->variant_name);
+			if (!counts_get(&ids, key))
+				counts_add(&ids, key, t->variant_id);
+			ck_assert_msg(counts_get(&ids, key) == t->variant_id,
+				      "%s [%s] has variant id %u in prof_%d.gz, %ld elsewhere",
+				      t->task_name, t->variant_name, t->variant_id, f,
+				      counts_get(&ids, key));
+			if (is_op(t))
+				snprintf(key, sizeof(key), "op %s", t->task_name);
+			else
+				snprintf(key, sizeof(key), "task %s %s", t->task_name,
+					 t->variant_name);
+			counts_add(&got, key, 1);
+		}
+		legion_summary_free(&s);
+	}
+	assert_counts_equal(expected, &got, "Legion Prof invocations against report --json");
+	counts_free(&ids);
+	counts_free(&got);
+}
+
+static void export_job(char *const captures[], int count, const char *out)
+{
+	char *argv[8];
+	int argc = 0;
+
+	argv[argc++] = OPTRACE;
+	argv[argc++] = "export";
+	argv[argc++] = "--legion";
+	argv[argc++] = "-o";
+	argv[argc++] = (char *)out;
+	for (int i = 0; i < count; i++)
+		argv[argc++] = captures[i];
+	argv[argc] = NULL;
+	run_ok(argv);
+}
+
+/* Two captures of processes whose tasks came in another order: one id per name for the job. */
+START_TEST(test_job_of_two_captures)
+{
+	static const char *const stats[] = { "--workload", "stats", NULL };
+	static const char *const jacobi[] = { "--workload", "all", NULL };
+	char *captures[] = { test_path("a.capture"), test_path("b.capture") };
+	char *truth = test_path("truth.txt"), *out = test_path("job");
+	struct counts expected = { 0 };
+
+	NEED_BPF();
+	record_demo(stats, captures[0], truth);
+	record_demo(jacobi, captures[1], truth);
+	export_job(captures, 2, out);
+	report_invocations(captures, 2, &expected);
+	check_job(out, 2, &expected);
+	counts_free(&expected);
+	free(captures[0]);
+	free(captures[1]);
+	free(truth);
+	free(out);
+}
+END_TEST
+
+/* One capture of `record -p A -p B`. */
+START_TEST(test_job_of_live_processes)
+{
+	char *capture = test_path("live.capture"), *out = test_path("job"), a_text[16], b_text[16];
+	char *record[] = { OPTRACE, "record", "-q",   "-d", "2",    "-o",
+			   capture, "-p",     a_text, "-p", b_text, NULL };
+	struct counts expected = { 0 };
+	pid_t a, b;
+
+	NEED_BPF();
+	a = start_forever("stats");
+	b = start_forever("all");
+	snprintf(a_text, sizeof(a_text), "%d", a);
+	snprintf(b_text, sizeof(b_text), "%d", b);
+	ck_assert_int_eq(run_command(record, NULL, NULL, 60), 0);
+	reap_within(a, SIGTERM, 10);
+	reap_within(b, SIGTERM, 10);
+	export_job(&capture, 1, out);
+	report_invocations(&capture, 1, &expected);
+	check_job(out, 2, &expected);
+	counts_free(&expected);
 	free(capture);
 	free(out);
 }
@@ -1311,6 +1590,8 @@ int main(void)
 	tcase_add_checked_fixture(demo, test_dir_setup, test_dir_teardown);
 	tcase_add_loop_test(demo, test_each_workload, 0, 3);
 	tcase_add_test(demo, test_mixed_threads_openmp);
+	tcase_add_test(demo, test_job_of_two_captures);
+	tcase_add_test(demo, test_job_of_live_processes);
 	tcase_add_test(demo, test_two_processes);
 	suite_add_tcase(suite, demo);
 	tcase_set_timeout(hand, 60);

@@ -121,3 +121,15 @@ int legion_popup_width(const struct legion_popup *popup)
 	}
 	return widest;
 }
+
+void legion_popup_human(const char *provenance, char *human, unsigned int size)
+{
+	struct jv *value = jv_parse(provenance);
+	const char *text = "";
+
+	if (value && value->type == JV_ARRAY && value->count == 2 &&
+	    value->items[0]->type == JV_STRING)
+		text = value->items[0]->string;
+	snprintf(human, size, "%.*s", (int)strcspn(text, "$"), text);
+	jv_free(value);
+}

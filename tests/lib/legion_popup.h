@@ -27,6 +27,11 @@ void legion_popup_viewer(const char *provenance, struct legion_popup *popup);
 void legion_popup_legacy(const char *provenance, struct legion_popup *popup);
 /* The value of "key: value" among the lines, or NULL. */
 const char *legion_popup_value(const struct legion_popup *popup, const char *key);
+/*
+ * The human part of ["human$k,v|...", {...}] (before its '$'), which the
+ * viewers drop and optrace fills with the op's one-line title; "" if none.
+ */
+void legion_popup_human(const char *provenance, char *human, unsigned int size);
 /* The widest line, in characters (code points). */
 int legion_popup_width(const struct legion_popup *popup);
 
