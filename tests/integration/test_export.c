@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "json_read.h"
+#include "legion_colour.h"
 #include "legion_popup.h"
 #include "legion_read.h"
 #include "testlib.h"
@@ -979,6 +980,79 @@ static void check_legion_export(const struct demo_run *run, struct recorded *r,
 	free(out);
 }
 
+/* The hue of each "name [variant]" in an export's files, as Legion Prof colours them. */
+static void export_hues(const char *name, struct recorded *r, struct counts *hues,
+			double *neighbours)
+{
+	struct legion_summary files[MAX_PROCESSES];
+	struct legion_colours colours;
+	char *out = test_path(name), path[4096], key[512];
+	double sum = 0;
+	long pairs = 0;
+
+	for (int b = 0; b < r->count; b++) {
+		snprintf(path, sizeof(path), "%s/prof_%u.gz", out, r->nodes[b]);
+		read_summary(path, 1008, &files[b]);
+	}
+	ck_assert_int_eq(legion_colours_of(files, (size_t)r->count, &colours), 0);
+	for (int b = 0; b < r->count; b++) {
+		const struct legion_summary *s = &files[b];
+
+		for (size_t i = 0; i < s->task_count; i++) {
+			const struct legion_task *t = &s->tasks[i], *next = NULL;
+			double hue = legion_colour_hue(&colours, t->task_id, t->variant_id);
+
+			ck_assert(hue >= 0);
+			/* hues in millionths: counts hold integers */
+			snprintf(key, sizeof(key), "%s [%s]", t->task_name, t->variant_name);
+			if (!counts_get(hues, key))
+				counts_add(hues, key, (long)(hue * 1e6) + 1);
+			/* the next task drawn on the same processor, if of another kind */
+			for (size_t j = i + 1; j < s->task_count && !next; j++)
+				if (s->tasks[j].proc_id == t->proc_id)
+					next = &s->tasks[j];
+			if (next &&
+			    (next->task_id != t->task_id || next->variant_id != t->variant_id)) {
+				sum += legion_hue_distance(
+					hue, legion_colour_hue(&colours, next->task_id,
+							       next->variant_id));
+				pairs++;
+			}
+		}
+	}
+	*neighbours = pairs ? sum / (double)pairs : 0.5;
+	legion_colours_free(&colours);
+	for (int b = 0; b < r->count; b++)
+		legion_summary_free(&files[b]);
+	free(out);
+}
+
+/*
+ * Colours: each kind keeps its colour from one export of the job to the
+ * next (with helpers or without), and kinds drawn one after the other on a
+ * processor are far apart on the colour wheel (0.25 on average by chance, 0.28 to 0.43 on the
+ * demo's workloads).
+ */
+static void check_colours(struct recorded *r)
+{
+	struct counts plain = { 0 }, helpers = { 0 };
+	double plain_neighbours, helper_neighbours;
+
+	export_hues("legion", r, &plain, &plain_neighbours);
+	export_hues("helpers", r, &helpers, &helper_neighbours);
+	for (size_t i = 0; i < plain.length; i++) {
+		long other = counts_get(&helpers, plain.entries[i].key);
+
+		ck_assert_msg(other == plain.entries[i].count,
+			      "%s has hue %.3f, %.3f with --show-helpers", plain.entries[i].key,
+			      (double)(plain.entries[i].count - 1) / 1e6,
+			      (double)(other - 1) / 1e6);
+	}
+	ck_assert_msg(plain_neighbours >= 0.2, "neighbours' hues %.3f apart", plain_neighbours);
+	counts_free(&plain);
+	counts_free(&helpers);
+}
+
 static void counts_free_all(struct counts *counts, int count)
 {
 	for (int i = 0; i < count; i++)
@@ -1055,6 +1129,7 @@ static void check_demo_run(const struct demo_run *run)
 	check_legion_export(run, &r, &base, "helpers", helper_options, helpers);
 	for (int b = 0; b < r.count; b++)
 		check_same_depth0(&plain[b], &helpers[b]);
+	check_colours(&r);
 	counts_free_all(plain, r.count);
 	counts_free_all(helpers, r.count);
 	base.show_helpers = false;

@@ -90,10 +90,21 @@ void legion_export_on_op_begin(void *ctx, const struct profile *profile,
 	struct exporter *exporter = ctx;
 	struct process *process = legion_export_process_of(exporter, op->tgid, false);
 	struct op_entry *entry;
+	uint32_t task_id;
 	int err;
 
-	(void)profile;
-	if (!process || !drawn(exporter, op))
+	if (!process)
+		return;
+	/*
+	 * Every operation's kind, drawn or not, in the order they begin: ids
+	 * and colours do not depend on show_helpers. Its colour is planned
+	 * for "deferred", its mode not known yet.
+	 */
+	legion_export_note_error(exporter,
+				 legion_kinds_use(&exporter->kinds, process->prof, LEGION_KIND_OP,
+						  profile_string(profile, op->tgid, op->name),
+						  OPTRACE_MODE_DEFERRED, &task_id));
+	if (!drawn(exporter, op))
 		return;
 	entry = calloc(1, sizeof(*entry));
 	if (!entry) {

@@ -186,8 +186,10 @@ static int choose_skip(struct legion_kinds *kinds, enum legion_kind_class class,
 		err = hue_at(kinds, kinds->positions + s + (uint32_t)index, &h);
 		if (err)
 			return err;
+		/* The kinds just used count most: older ones are drawn farther away. */
 		for (unsigned int r = 0; r < kinds->recent_count[class]; r++) {
-			double d = hue_distance(h, kinds->recent[class][r]);
+			unsigned int age = kinds->recent_count[class] - 1 - r;
+			double d = hue_distance(h, kinds->recent[class][r]) * (1.0 + 0.5 * age);
 
 			nearest = d < nearest ? d : nearest;
 		}

@@ -34,9 +34,9 @@ enum legion_kind_class {
 
 /* An operation whose mode was never announced: its variant. */
 #define LEGION_KIND_MODE_UNSET OPTRACE_MODE__COUNT
-#define LEGION_KINDS_SKIP_MAX 7
+#define LEGION_KINDS_SKIP_MAX 15
 /* Kinds remembered per class when placing the next one. */
-#define LEGION_KINDS_WINDOW 4
+#define LEGION_KINDS_WINDOW 16
 
 struct legion_kind {
 	char *name;
