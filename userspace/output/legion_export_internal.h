@@ -78,6 +78,7 @@ struct provenance_key {
 	uint64_t op_name;
 	uint64_t root_name;
 	uint64_t callsite;
+	uint64_t root_callsite; /* the user's, for a helper's points */
 	int mode;
 	int reason;
 	int fallback;

@@ -248,7 +248,7 @@ static void op_fields(struct exporter *exporter, const struct profile *profile,
 		for (int v = 0; v < OPTRACE_VARIANT__COUNT; v++)
 			if (op->tree_points[v])
 				used += (size_t)snprintf(where + used, 192 - used, "%s%s ×%u",
-							 used ? ", " : "", variant_title(v),
+							 used ? ", " : "", optrace_variant_name(v),
 							 op->tree_points[v]);
 		add_field(f, "ran on", where);
 	}

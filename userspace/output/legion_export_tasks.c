@@ -52,6 +52,7 @@ static uint64_t hash_provenance(const struct provenance_key *key)
 
 	h = h * 31 + key->root_name;
 	h = h * 31 + key->callsite;
+	h = h * 31 + key->root_callsite;
 	h = h * 31 + (uint64_t)(key->mode * 64 + key->reason * 8 + key->fallback);
 	h = h * 31 + (uint64_t)key->variant;
 	return (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL;
@@ -68,11 +69,18 @@ int legion_export_provenance_of(struct exporter *exporter, struct process *proce
 				uint64_t task_name, uint64_t op_name, uint64_t root_name,
 				int variant, uint64_t *provenance)
 {
-	struct provenance_key key = {
+	const struct profile_op *root = op;
+	struct provenance_key key;
+
+	/* A helper's own site is inside the library: the user's is its root's. */
+	while (root && root->parent && root->depth > 0)
+		root = root->parent;
+	key = (struct provenance_key){
 		.task_name = task_name,
 		.op_name = op_name,
 		.root_name = root_name,
 		.callsite = op ? op->callsite : 0,
+		.root_callsite = root ? root->callsite : 0,
 		.mode = op ? op->mode : PROFILE_MODE_UNSET,
 		.reason = op ? op->mode_reason : 0,
 		.fallback = op ? op->fallback_reason : 0,
@@ -82,6 +90,8 @@ int legion_export_provenance_of(struct exporter *exporter, struct process *proce
 		&process->provenances[hash_provenance(&key) % PROVENANCE_CACHE];
 	uint32_t tgid = process->tgid;
 	const char *site = key.callsite ? profile_string(profile, tgid, key.callsite) : NULL;
+	const char *user_site =
+		key.root_callsite ? profile_string(profile, tgid, key.root_callsite) : NULL;
 	bool helper = root_name && op_name != root_name;
 	/* A fallback's line says its mode and why: each thing once. */
 	bool moded = key.mode != PROFILE_MODE_UNSET &&
@@ -94,7 +104,7 @@ int legion_export_provenance_of(struct exporter *exporter, struct process *proce
 					 ? optrace_mode_reason_name(key.reason)
 					 : NULL },
 		{ "fallback", key.fallback ? optrace_fallback_reason_name(key.fallback) : NULL },
-		{ "call site", helper ? NULL : site },
+		{ "call site", user_site },
 		{ "internal site", helper && exporter->options->internal ? site : NULL },
 	};
 	int err;
