@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * A capture's profile as Legion Prof logs, one prof_<node>.gz per traced
- * process (docs/legion.md): each issuing thread is a processor holding one
- * top-level task that spans the recording, each operation the user called
- * a titled range on it (helpers nested with show_helpers), each task point
- * a TaskInfo on its worker's CPU, OpenMP or GPU processor, with a
- * provenance that says which operation launched it and how it ran. Each
+ * process (docs/legion.md): each issuing thread is a processor, each
+ * operation the user called a task on it whose popup says how it ran and
+ * what it launched (helpers too with show_helpers), each task point a
+ * TaskInfo on its worker's CPU, OpenMP or GPU processor whose parent and
+ * creator are its operation. Task ids are the job's, one per name. Each
  * kernel, copy and memset is a GPUTaskInfo on a GPU processor per CUDA
  * device: host interval its launch, device interval its run, the launching
  * task or thread its creator. A path may also be an OPTRACE_GPU_FILE alone.
