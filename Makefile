@@ -37,8 +37,8 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all lib optrace python demo tests bench run-bench test install clean deps sanitize \
-	format format-check lint
+.PHONY: all lib optrace python demo tests bench run-bench test install uninstall clean deps \
+	sanitize format format-check lint man
 
 all: lib optrace python $(DEMO) tests bench
 
@@ -488,22 +488,86 @@ lint: | $(DEPS_STAMP)
 
 # ---- install -----------------------------------------------------------------
 
-install: lib $(DEMO) $(PY_MODULE) $(OPTRACE)
+# ---- man pages, completion, the service --------------------------------------
+# optrace(8) is docs/optrace.md (pandoc); optrace-COMMAND(8) each command's
+# --help (help2man), its one-line summary from `optrace --help`.
+MAN_DIR := $(OUTPUT)/man
+COMMANDS := list stat top record report export serve
+MAN_PAGES := $(MAN_DIR)/optrace.8 $(patsubst %,$(MAN_DIR)/optrace-%.8,$(COMMANDS))
+
+$(MAN_DIR):
+	$(Q)mkdir -p $@
+
+$(MAN_DIR)/optrace.8: docs/optrace.md | $(MAN_DIR) $(DEPS_STAMP)
+	$(call msg,MAN,$@)
+	$(Q)pandoc -s -t man --shift-heading-level-by=-1 -M title=OPTRACE -M section=8 \
+		-M footer='optrace $(VERSION)' -M header='System Administration Utilities' $< -o $@
+
+$(MAN_DIR)/optrace-%.8: $(OPTRACE) packaging/see-also.h2m | $(MAN_DIR) $(DEPS_STAMP)
+	$(call msg,MAN,$@)
+	$(Q)help2man -N -s 8 --version-string=$(VERSION) -I packaging/see-also.h2m \
+		-n "$$($(OPTRACE) --help | sed -n 's/^  $* *//p')" '$(OPTRACE) $*' | \
+		sed -e '/^\.TH /s/^\.TH OPTRACE /.TH OPTRACE-$(shell echo $* | tr a-z A-Z) /' > $@
+
+man: $(MAN_PAGES)
+
+# ---- install and uninstall ---------------------------------------------------
+# Every file `make install` puts down is named once, in INSTALLED; `make
+# uninstall` removes exactly those, and the folders install made if empty.
+BINDIR := $(PREFIX)/bin
+LIBDIR := $(PREFIX)/lib
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+INSTALLED := $(BINDIR)/optrace $(BINDIR)/optrace-demo \
+	$(LIBDIR)/$(notdir $(LIBOPTRACE)) $(LIBDIR)/$(LIBOPTRACE_SONAME) $(LIBDIR)/liboptrace.so \
+	$(LIBDIR)/pkgconfig/optrace.pc \
+	$(patsubst include/optrace/%,$(PREFIX)/include/optrace/%,$(wildcard include/optrace/*.h)) \
+	$(PREFIX)/include/optrace/optrace.d $(PREFIX)/include/optrace/optrace_gpu.d \
+	$(patsubst %,$(PREFIX)/share/doc/optrace/%,README.md $(notdir $(wildcard docs/*.md))) \
+	$(patsubst $(MAN_DIR)/%,$(PREFIX)/share/man/man8/%.gz,$(MAN_PAGES)) \
+	$(PREFIX)/share/bash-completion/completions/optrace \
+	$(LIBDIR)/systemd/system/optrace-serve.service $(SYSCONFDIR)/default/optrace-serve \
+	$(PY_INSTALL_DIR)/$(notdir $(PY_MODULE)) \
+	$(if $(LIBOPTRACE_CUPTI),$(LIBDIR)/liboptrace-cupti.so)
+# The folders install had to make, deepest first: uninstall removes them once empty.
+INSTALL_MANIFEST := $(PREFIX)/share/doc/optrace/installed-folders
+
+install: lib $(DEMO) $(PY_MODULE) $(OPTRACE) $(MAN_PAGES)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
-	$(Q)install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/optrace \
-		$(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/optrace
-	$(Q)install -m 0755 $(LIBOPTRACE) $(DESTDIR)$(PREFIX)/lib/
-	$(Q)ln -sf $(notdir $(LIBOPTRACE)) $(DESTDIR)$(PREFIX)/lib/$(LIBOPTRACE_SONAME)
-	$(Q)ln -sf $(LIBOPTRACE_SONAME) $(DESTDIR)$(PREFIX)/lib/liboptrace.so
+	$(Q)for file in $(INSTALLED); do dir=$$(dirname $$file); \
+		while [ "$$dir" != / ] && [ ! -d "$(DESTDIR)$$dir" ]; do \
+			echo $$dir; dir=$$(dirname $$dir); done; done | sort -ur > $(OUTPUT)/installed-folders
+	$(Q)install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include/optrace \
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(PREFIX)/share/doc/optrace \
+		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(LIBDIR)/systemd/system $(DESTDIR)$(SYSCONFDIR)/default
+	$(Q)install -m 0755 $(LIBOPTRACE) $(DESTDIR)$(LIBDIR)/
+	$(Q)ln -sf $(notdir $(LIBOPTRACE)) $(DESTDIR)$(LIBDIR)/$(LIBOPTRACE_SONAME)
+	$(Q)ln -sf $(LIBOPTRACE_SONAME) $(DESTDIR)$(LIBDIR)/liboptrace.so
 	$(Q)install -m 0644 include/optrace/*.h $(DESTDIR)$(PREFIX)/include/optrace/
 	$(Q)install -m 0644 probes/optrace.d probes/optrace_gpu.d $(DESTDIR)$(PREFIX)/include/optrace/
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' probes/optrace.pc.in \
-		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/optrace.pc
-	$(Q)install -m 0755 $(OPTRACE) $(DEMO) $(DESTDIR)$(PREFIX)/bin/
+		> $(DESTDIR)$(LIBDIR)/pkgconfig/optrace.pc
+	$(Q)install -m 0755 $(OPTRACE) $(DEMO) $(DESTDIR)$(BINDIR)/
 	$(Q)install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/optrace/
-	$(if $(LIBOPTRACE_CUPTI),$(Q)install -m 0755 $(LIBOPTRACE_CUPTI) $(DESTDIR)$(PREFIX)/lib/)
+	$(Q)for page in $(MAN_PAGES); do \
+		gzip -n -9 -c $$page > $(DESTDIR)$(PREFIX)/share/man/man8/$$(basename $$page).gz; done
+	$(Q)install -m 0644 packaging/optrace.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/optrace
+	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|' -e 's|/etc/default/|$(SYSCONFDIR)/default/|' \
+		packaging/optrace-serve.service > $(DESTDIR)$(LIBDIR)/systemd/system/optrace-serve.service
+	$(Q)install -m 0644 packaging/optrace-serve.default $(DESTDIR)$(SYSCONFDIR)/default/optrace-serve
+	$(if $(LIBOPTRACE_CUPTI),$(Q)install -m 0755 $(LIBOPTRACE_CUPTI) $(DESTDIR)$(LIBDIR)/)
 	$(Q)install -d $(DESTDIR)$(PY_INSTALL_DIR)
 	$(Q)install -m 0644 $(PY_MODULE) $(DESTDIR)$(PY_INSTALL_DIR)/
+	$(Q)[ -f $(DESTDIR)$(INSTALL_MANIFEST) ] || \
+		install -m 0644 $(OUTPUT)/installed-folders $(DESTDIR)$(INSTALL_MANIFEST)
+
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)folders=$$(cat $(DESTDIR)$(INSTALL_MANIFEST) 2>/dev/null); \
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED) $(INSTALL_MANIFEST)) && \
+	for dir in $$folders; do [ ! -d "$(DESTDIR)$$dir" ] || \
+		rmdir --ignore-fail-on-non-empty "$(DESTDIR)$$dir"; done
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

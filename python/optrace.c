@@ -26,6 +26,11 @@
  */
 #include "optrace_module.h"
 
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 #include <optrace/optrace.h>
 
 const char too_many_names[] = "(too many names)";
@@ -220,6 +225,8 @@ static const struct {
 PyMODINIT_FUNC PyInit_optrace(void)
 {
 	PyObject *module;
+	Dl_info mapped;
+	char library[PATH_MAX];
 
 	if (PyType_Ready(&SelfDescrType) || PyType_Ready(&OpType) || PyType_Ready(&WaitType) ||
 	    PyType_Ready(&TracerType) || PyType_Ready(&TracedType) || op_type_add_fast_with())
@@ -231,7 +238,12 @@ PyMODINIT_FUNC PyInit_optrace(void)
 		if (PyModule_AddIntConstant(module, constants[i].name, constants[i].value))
 			goto error;
 	}
-	if (PyModule_AddStringConstant(module, "TOO_MANY_NAMES", too_many_names) ||
+	/* Which liboptrace this process mapped: the one a tracer must attach to. */
+	if (!dladdr((void *)optrace_enabled, &mapped) || !mapped.dli_fname ||
+	    !realpath(mapped.dli_fname, library))
+		snprintf(library, sizeof(library), "%s", mapped.dli_fname ? mapped.dli_fname : "");
+	if (PyModule_AddStringConstant(module, "LIBOPTRACE", library) ||
+	    PyModule_AddStringConstant(module, "TOO_MANY_NAMES", too_many_names) ||
 	    PyModule_AddIntConstant(module, "INTERN_MAX", INTERN_MAX))
 		goto error;
 	Py_INCREF(&WaitType);

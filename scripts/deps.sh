@@ -22,6 +22,7 @@ packages=(
 	clang-format cppcheck		# make format-check, make lint
 	protobuf-compiler python3-protobuf	# decoding export --perfetto in the tests
 	libmicrohttpd-dev prometheus	# optrace serve; the real Prometheus of its tests
+	pandoc help2man bash-completion	# man pages (make man), the completion's helpers
 )
 
 missing=()
