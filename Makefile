@@ -38,16 +38,21 @@ endif
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all lib optrace python demo tests bench run-bench test install uninstall clean deps \
-	sanitize format format-check lint man
+	sanitize format format-check lint man deb
 
 all: lib optrace python $(DEMO) tests bench
 
 # A fresh machine needs nothing by hand: missing packages are installed once.
+# NO_DEPS=1 (a package build, whose Build-Depends say what it needs) skips it.
+ifeq ($(NO_DEPS),1)
+DEPS_STAMP :=
+else
 DEPS_STAMP := $(OUTPUT)/.deps-ok
 $(DEPS_STAMP): scripts/deps.sh | $(OUTPUT)
 	$(call msg,DEPS,scripts/deps.sh)
 	$(Q)scripts/deps.sh --check 2>/dev/null || scripts/deps.sh
 	$(Q)touch $@
+endif
 deps: $(DEPS_STAMP)
 
 $(OUTPUT) $(OUTPUT)/probes $(OUTPUT)/demo $(OUTPUT)/tests $(OUTPUT)/bench $(OUTPUT)/bpf \
@@ -507,7 +512,8 @@ $(MAN_DIR)/optrace-%.8: $(OPTRACE) packaging/see-also.h2m | $(MAN_DIR) $(DEPS_ST
 	$(call msg,MAN,$@)
 	$(Q)help2man -N -s 8 --version-string=$(VERSION) -I packaging/see-also.h2m \
 		-n "$$($(OPTRACE) --help | sed -n 's/^  $* *//p')" '$(OPTRACE) $*' | \
-		sed -e '/^\.TH /s/^\.TH OPTRACE /.TH OPTRACE-$(shell echo $* | tr a-z A-Z) /' > $@
+		sed -e '/^\.TH /s/^\.TH OPTRACE /.TH OPTRACE-$(shell echo $* | tr a-z A-Z) /' \
+			-e 's/^optrace $* \\-/optrace-$* \\-/' > $@
 
 man: $(MAN_PAGES)
 
@@ -561,6 +567,19 @@ install: lib $(DEMO) $(PY_MODULE) $(OPTRACE) $(MAN_PAGES)
 	$(Q)install -m 0644 $(PY_MODULE) $(DESTDIR)$(PY_INSTALL_DIR)/
 	$(Q)[ -f $(DESTDIR)$(INSTALL_MANIFEST) ] || \
 		install -m 0644 $(OUTPUT)/installed-folders $(DESTDIR)$(INSTALL_MANIFEST)
+
+# Debian packages (debian/), into .output/deb/: liboptrace-cupti only where
+# CUPTI's headers are found (the build profile nocupti leaves it out).
+DEB_DIR := $(OUTPUT)/deb
+deb: | $(DEPS_STAMP)
+	$(call msg,DEB,$(DEB_DIR))
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/src
+	$(Q)git ls-files -z | xargs -0 cp --parents -t $(DEB_DIR)/src
+	$(Q)cd $(DEB_DIR)/src && $(if $(CUPTI_HEADER),,DEB_BUILD_PROFILES=nocupti) \
+		CUDA_HOME=$(CUDA_HOME) dpkg-buildpackage -us -uc -b >$(DEB_DIR)/build.log 2>&1 || \
+		{ tail -40 $(DEB_DIR)/build.log; exit 1; }
+	$(Q)rm -rf $(DEB_DIR)/src
+	$(Q)ls $(DEB_DIR)/*.deb
 
 uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))

@@ -23,6 +23,7 @@ packages=(
 	protobuf-compiler python3-protobuf	# decoding export --perfetto in the tests
 	libmicrohttpd-dev prometheus	# optrace serve; the real Prometheus of its tests
 	pandoc help2man bash-completion	# man pages (make man), the completion's helpers
+	debhelper dpkg-dev		# make deb
 )
 
 missing=()
