@@ -63,6 +63,7 @@ enum {
 	OPT_LEGION_VERSION,
 	OPT_PYTHON,
 	OPT_GPU,
+	OPT_FORCE,
 };
 
 static const struct argp_option options[] = {
@@ -76,6 +77,8 @@ static const struct argp_option options[] = {
 	  "Legion: show issuing threads as Python processors (cuPyNumeric)", 0 },
 	{ "output", 'o', "PATH", 0,
 	  "The file (--chrome, --perfetto) or directory (--legion) to write", 0 },
+	{ "force", OPT_FORCE, NULL, 0,
+	  "Write into a folder another user can change, or through a symbolic link to one", 0 },
 	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "Nested operations too", 0 },
 	{ "internal", OPT_INTERNAL, NULL, 0,
 	  "Legion, with --show-helpers: helpers' library-internal call sites too", 0 },
@@ -95,6 +98,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_LEGION:
 		env.legion = true;
+		return 0;
+	case OPT_FORCE:
+		out_file_allow_shared(true);
 		return 0;
 	case 'o':
 		env.output = arg;

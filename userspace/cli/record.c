@@ -91,10 +91,13 @@ enum {
 	OPT_RINGBUF = 0x100,
 	OPT_NO_GPU,
 	OPT_CUDA,
+	OPT_FORCE,
 };
 
 static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "The capture file (default: optrace.capture)", 0 },
+	{ "force", OPT_FORCE, NULL, 0,
+	  "Write into a folder another user can change, or through a symbolic link to one", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
 	{ "ringbuf", OPT_RINGBUF, "MiB", 0,
 	  "Ring buffer size, a power of two (default 64): raise it if events are lost", 0 },
@@ -151,6 +154,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	long value;
 
 	switch (key) {
+	case OPT_FORCE:
+		out_file_allow_shared(true);
+		return 0;
 	case 'o':
 		if (expand_output(arg, env.output_buffer, sizeof(env.output_buffer)))
 			argp_error(state, "-o takes %%h (this host's short name) and %%%% (a %%) "

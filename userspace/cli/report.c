@@ -58,6 +58,7 @@ enum {
 	OPT_BY_SITE,
 	OPT_INTERNAL,
 	OPT_GPU,
+	OPT_FORCE,
 };
 
 static const struct argp_option options[] = {
@@ -65,6 +66,8 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "json", OPT_JSON, NULL, 0, "Print JSON, as optrace stat --json does", 0 },
 	{ "output", 'o', "OUTPUT", 0, "Write the report to OUTPUT instead of stdout", 0 },
+	{ "force", OPT_FORCE, NULL, 0,
+	  "Write into a folder another user can change, or through a symbolic link to one", 0 },
 	{ "by-site", OPT_BY_SITE, NULL, 0,
 	  "One row per call site of each operation the user called", 0 },
 	{ "internal", OPT_INTERNAL, NULL, 0,
@@ -94,6 +97,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_GPU:
 		env.gpu_file = arg;
+		return 0;
+	case OPT_FORCE:
+		out_file_allow_shared(true);
 		return 0;
 	case 'o':
 		env.output = arg;

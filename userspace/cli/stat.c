@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/diag.h"
+#include "common/outfile.h"
 #include "cli/commands.h"
 #include "trace/setup.h"
 #include "stat.skel.h"
@@ -82,6 +83,7 @@ enum {
 	OPT_JSON = 0x100,
 	OPT_SHOW_HELPERS,
 	OPT_CUDA,
+	OPT_FORCE,
 };
 
 static const struct argp_option stat_options[] = {
@@ -93,6 +95,8 @@ static const struct argp_option stat_options[] = {
 	  "Write the reports to FILE (a command's own output stays on "
 	  "stdout)",
 	  0 },
+	{ "force", OPT_FORCE, NULL, 0,
+	  "Write into a folder another user can change, or through a symbolic link to one", 0 },
 	{ "timestamp", 'T', NULL, 0, "Start each interval's report with the time", 0 },
 	{ "cuda", OPT_CUDA, NULL, 0,
 	  "GPU kernels, copies and their device time per operation and variant "
@@ -126,6 +130,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case 'C':
 		env.cumulative = true;
+		return 0;
+	case OPT_FORCE:
+		out_file_allow_shared(true);
 		return 0;
 	case 'o':
 		env.output = arg;
@@ -282,6 +289,7 @@ static int print_snapshot(struct stat_bpf *skel, bool clear)
 static int run(int argc, char **argv, const struct argp *argp)
 {
 	static struct tracer tracer;
+	struct out_file output = { .dir = -1 };
 	struct stat_bpf *skel = NULL;
 	long elapsed_ms = 0, since_print_ms = 0;
 	int err, printed = 0, parse_argc, status;
@@ -294,9 +302,14 @@ static int run(int argc, char **argv, const struct argp *argp)
 	env.out = stdout;
 	if (env.output) {
 		/* Opened before the command starts, which must not inherit it. */
-		env.out = fopen(env.output, "we");
+		int fd = out_file_open(&output, env.output, OUT_FILE_NOW, NULL, 0);
+
+		env.out = fd < 0 ? NULL : fdopen(fd, "w");
 		if (!env.out) {
-			diag("cannot write %s: %s", env.output, strerror(errno));
+			if (fd >= 0) {
+				close(fd);
+				out_file_discard(&output);
+			}
 			return 1;
 		}
 	}
@@ -351,9 +364,12 @@ static int run(int argc, char **argv, const struct argp *argp)
 cleanup:
 	terminal_restore();
 	status = tracer_finish(&tracer, tracer_exiting || env.quiet);
-	if (env.out && env.out != stdout && fclose(env.out) && !err) {
-		diag("cannot write %s: %s", env.output, strerror(errno));
-		err = -EIO;
+	if (env.out && env.out != stdout) {
+		if (fclose(env.out) && !err) {
+			diag("cannot write %s: %s", env.output, strerror(errno));
+			err = -EIO;
+		}
+		out_file_commit(&output);
 	}
 	stat_bpf__destroy(skel);
 	/* The command's status first, as time(1) and perf stat give it. */

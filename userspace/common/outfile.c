@@ -1,53 +1,62 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Outputs that never destroy what was there: see outfile.h. The new
- * contents are written beside the output, so that the rename stays on one
- * file system and is atomic: a reader sees the old file or the new one,
- * never a cut one, and a failed or killed command leaves the old one.
+ * Outputs that never destroy what was there and never follow what someone
+ * else planted: see outfile.h. Everything happens relative to the output's
+ * folder, opened once; the new contents are written beside the output, so
+ * that the rename stays on one file system and is atomic: a reader sees
+ * the old file or the new one, never a cut one, and a failed or killed
+ * command leaves the old one.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/diag.h"
 #include "common/outfile.h"
 
-#define TEMP_TRIES 100
 /* Temporary files at once: one per Legion Prof log (4096 processes at most), or one. */
 #define TEMPS_MAX 4100
 
-/* The temporary files not renamed or removed yet, for a signal to remove. */
-static char *volatile temps[TEMPS_MAX];
+static bool allow_shared;
 
-static void track(char *temp)
+/* The temporary files not renamed or removed yet, for a signal to remove. */
+static struct {
+	int dir;
+	char *name;
+} volatile temps[TEMPS_MAX];
+
+static void track(int dir, char *name)
 {
 	for (int i = 0; i < TEMPS_MAX; i++) {
-		if (!temps[i]) {
-			temps[i] = temp;
+		if (!temps[i].name) {
+			temps[i].dir = dir;
+			temps[i].name = name;
 			return;
 		}
 	}
 }
 
-static void untrack(const char *temp)
+static void untrack(const char *name)
 {
 	for (int i = 0; i < TEMPS_MAX; i++) {
-		if (temps[i] == temp)
-			temps[i] = NULL;
+		if (temps[i].name == name)
+			temps[i].name = NULL;
 	}
 }
 
 static void remove_temps(int signo)
 {
 	for (int i = 0; i < TEMPS_MAX; i++) {
-		if (temps[i])
-			unlink(temps[i]);
+		if (temps[i].name)
+			unlinkat(temps[i].dir, temps[i].name, 0);
 	}
 	signal(signo, SIG_DFL);
 	raise(signo);
@@ -62,18 +71,28 @@ void out_file_remove_on_signals(void)
 	sigaction(SIGHUP, &action, NULL);
 }
 
-bool out_file_is_input(const char *path, const char *const *inputs, int input_count)
+void out_file_allow_shared(bool allow)
 {
-	struct stat st, input;
+	allow_shared = allow;
+}
 
-	if (stat(path, &st))
-		return false;
+static bool same_as_input(const struct stat *st, const char *const *inputs, int input_count)
+{
+	struct stat input;
+
 	for (int i = 0; i < input_count; i++) {
-		if (inputs[i] && !stat(inputs[i], &input) && st.st_dev == input.st_dev &&
-		    st.st_ino == input.st_ino)
+		if (inputs[i] && !stat(inputs[i], &input) && st->st_dev == input.st_dev &&
+		    st->st_ino == input.st_ino)
 			return true;
 	}
 	return false;
+}
+
+bool out_file_is_input(const char *path, const char *const *inputs, int input_count)
+{
+	struct stat st;
+
+	return !stat(path, &st) && same_as_input(&st, inputs, input_count);
 }
 
 /* /dev/stdout and the like name a descriptor: there is no file to rename over. */
@@ -83,18 +102,85 @@ static bool names_descriptor(const char *path)
 	       !strncmp(path, "/dev/fd/", 8) || !strncmp(path, "/proc/self/fd/", 14);
 }
 
-/* A symlink to a file stands for that file: write through it, not over it. */
-static char *resolve(const char *path)
+static bool ours(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+/*
+ * A folder someone other than root and us can change entries of: another
+ * user owns it, or may write it, without the sticky bit that keeps each
+ * user to the entries they own.
+ */
+static bool shared(const struct stat *st)
+{
+	if (st->st_mode & S_ISVTX)
+		return false;
+	return !ours(st->st_uid) || st->st_mode & S_IWOTH ||
+	       (st->st_mode & S_IWGRP && st->st_gid != 0 && st->st_gid != getegid());
+}
+
+static int check_folder(int dir, const char *path)
 {
 	struct stat st;
-	char *real;
 
-	if (!lstat(path, &st) && S_ISLNK(st.st_mode)) {
-		real = realpath(path, NULL);
-		if (real)
-			return real;
+	if (fstat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode)) {
+		diag("%s is not a directory: give the folder to write in", path);
+		return -ENOTDIR;
 	}
-	return strdup(path);
+	if (shared(&st) && !allow_shared) {
+		diag("%s can be changed by another user (uid %u owns it, mode %04o): a file "
+		     "optrace writes there could be swapped or read; write into a folder only "
+		     "root and you can change, or give --force",
+		     path, (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* The folder path, its last component no symbolic link (unless --force), checked. */
+static int open_folder(const char *path)
+{
+	int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), err;
+
+	if (dir < 0 && errno == ELOOP) {
+		if (!allow_shared) {
+			diag("%s is a symbolic link: optrace writes only into a folder it opens "
+			     "itself, as another user may have planted the link; give the folder "
+			     "it points to, or --force",
+			     path);
+			return -ELOOP;
+		}
+		dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (dir < 0) {
+		err = -errno;
+		if (err == -ENOTDIR)
+			diag("%s is not a directory: give the folder to write in", path);
+		else
+			diag("cannot open %s: %s", path, strerror(-err));
+		return err;
+	}
+	err = check_folder(dir, path);
+	if (err) {
+		close(dir);
+		return err;
+	}
+	return dir;
+}
+
+int out_dir_open(const char *path, bool *made)
+{
+	*made = !mkdir(path, 0755);
+	if (!*made && errno != EEXIST) {
+		int err = -errno;
+
+		diag("cannot create %s: %s", path, strerror(-err));
+		return err;
+	}
+	return open_folder(path);
 }
 
 /* Best effort: a file root rewrites for a user stays the user's, with its mode. */
@@ -106,107 +192,212 @@ static void take_over(int fd, const struct stat *old)
 	(void)err; /* the contents are what matters */
 }
 
-static int create_temp(struct out_file *out, unsigned int flags)
+static char *joined(const struct out_file *out, const char *dir_path, const char *name)
 {
-	int fd = -EEXIST;
+	char *path;
 
-	for (int i = 0; i < TEMP_TRIES && fd == -EEXIST; i++) {
-		char *temp;
-		int length;
+	if (!strcmp(dir_path, ".") && !strchr(out->path, '/'))
+		return strdup(name);
+	return asprintf(&path, "%s/%s", dir_path, name) < 0 ? NULL : path;
+}
 
-		if (flags & OUT_FILE_PARTIAL)
-			length = asprintf(&temp, "%s.partial", out->path);
-		else if (!i)
-			length = asprintf(&temp, "%s.tmp.%d", out->path, (int)getpid());
-		else
-			length = asprintf(&temp, "%s.tmp.%d.%d", out->path, (int)getpid(), i);
-		if (length < 0)
-			return -ENOMEM;
-		fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			out->temp = temp;
-			/* A recorder's stays: it holds what was recorded. */
-			if (!(flags & OUT_FILE_PARTIAL))
-				track(temp);
-			return fd;
-		}
-		fd = -errno;
-		if (fd == -EEXIST && flags & OUT_FILE_PARTIAL) {
-			diag("%s exists: left by a recorder that is still running or "
-			     "was killed (optrace report reads it); move or remove it, or give "
-			     "another -o",
-			     temp);
-		} else if (fd != -EEXIST || i == TEMP_TRIES - 1) {
-			diag("cannot create %s: %s", temp, strerror(-fd));
-		}
-		free(temp);
-		if (flags & OUT_FILE_PARTIAL)
-			break;
+static int create_temp(struct out_file *out, const char *dir_path, unsigned int flags)
+{
+	unsigned char random[8];
+	int fd, length;
+
+	if (flags & OUT_FILE_PARTIAL) {
+		length = asprintf(&out->temp_name, "%s.partial", out->name);
+	} else {
+		if (getrandom(random, sizeof(random), 0) != sizeof(random))
+			return -errno;
+		length = asprintf(&out->temp_name, "%s.tmp.%02x%02x%02x%02x%02x%02x%02x%02x",
+				  out->name, random[0], random[1], random[2], random[3], random[4],
+				  random[5], random[6], random[7]);
 	}
+	if (length < 0)
+		return -ENOMEM;
+	out->temp = joined(out, dir_path, out->temp_name);
+	if (!out->temp)
+		return -ENOMEM;
+	fd = openat(out->dir, out->temp_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0644);
+	if (fd >= 0) {
+		/* A recorder's stays: it holds what was recorded. */
+		if (!(flags & OUT_FILE_PARTIAL))
+			track(out->dir, out->temp_name);
+		return fd;
+	}
+	fd = -errno;
+	if (fd == -EEXIST && flags & OUT_FILE_PARTIAL)
+		diag("%s exists: left by a recorder that is still running or was killed "
+		     "(optrace report reads it); move or remove it, or give another -o",
+		     out->temp);
+	else
+		diag("cannot create %s: %s", out->temp, strerror(-fd));
+	return fd;
+}
+
+/* What stands at the output's name already: refused, written in place (1), or replaced (0). */
+static int check_existing(struct out_file *out, const struct stat *st, const char *const *inputs,
+			  int input_count)
+{
+	struct stat target;
+
+	if (S_ISDIR(st->st_mode)) {
+		diag("%s is a directory: give the file to write", out->path);
+		return -EISDIR;
+	}
+	/* A link is replaced, not written through; one to an input is a mistake all the same. */
+	if (same_as_input(st, inputs, input_count) ||
+	    (S_ISLNK(st->st_mode) && !fstatat(out->dir, out->name, &target, 0) &&
+	     same_as_input(&target, inputs, input_count))) {
+		diag("%s is also an input of this command, which would destroy it: give another "
+		     "output",
+		     out->path);
+		return -EINVAL;
+	}
+	if (!ours(st->st_uid) && !allow_shared) {
+		diag("%s belongs to another user (uid %u): optrace neither writes into nor "
+		     "replaces it; give another output",
+		     out->path, (unsigned int)st->st_uid);
+		return -EPERM;
+	}
+	if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode))
+		return 1;
+	if (!S_ISREG(st->st_mode) && !S_ISLNK(st->st_mode)) {
+		diag("%s is not a file: give the file to write", out->path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void out_file_free(struct out_file *out)
+{
+	if (out->temp_name)
+		untrack(out->temp_name);
+	if (out->dir >= 0)
+		close(out->dir);
+	free(out->path);
+	free(out->temp);
+	free(out->name);
+	free(out->temp_name);
+	memset(out, 0, sizeof(*out));
+	out->dir = -1;
+}
+
+static int open_in(struct out_file *out, const char *dir_path, unsigned int flags,
+		   const char *const *inputs, int input_count)
+{
+	struct stat st;
+	bool exists = !fstatat(out->dir, out->name, &st, AT_SYMLINK_NOFOLLOW);
+	int fd, in_place = 0;
+
+	if (exists) {
+		in_place = check_existing(out, &st, inputs, input_count);
+		if (in_place < 0)
+			return in_place;
+	}
+	if (in_place) {
+		/* A device or a pipe of ours: written in place, as there is nothing to rename over.
+		 */
+		fd = openat(out->dir, out->name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			fd = -errno;
+			diag("cannot open %s: %s", out->path, strerror(-fd));
+		}
+		return fd;
+	}
+	fd = create_temp(out, dir_path, flags);
+	if (fd < 0)
+		return fd;
+	/* Not a link, not a second name of another file: one we may stand in for. */
+	if (exists && S_ISREG(st.st_mode) && st.st_nlink == 1)
+		take_over(fd, &st);
+	if (flags & OUT_FILE_NOW && renameat(out->dir, out->temp_name, out->dir, out->name)) {
+		int err = -errno;
+
+		diag("cannot create %s: %s", out->path, strerror(-err));
+		unlinkat(out->dir, out->temp_name, 0);
+		close(fd);
+		return err;
+	}
+	if (flags & OUT_FILE_NOW) {
+		untrack(out->temp_name);
+		free(out->temp);
+		free(out->temp_name);
+		out->temp = out->temp_name = NULL;
+	}
+	return fd;
+}
+
+int out_file_openat(struct out_file *out, int dir, const char *dir_path, const char *name,
+		    unsigned int flags, const char *const *inputs, int input_count)
+{
+	int fd;
+
+	memset(out, 0, sizeof(*out));
+	out->dir = fcntl(dir, F_DUPFD_CLOEXEC, 0);
+	out->name = strdup(name);
+	if (asprintf(&out->path, "%s/%s", dir_path, name) < 0)
+		out->path = NULL;
+	fd = out->dir < 0 || !out->name || !out->path
+		     ? -ENOMEM
+		     : open_in(out, dir_path, flags, inputs, input_count);
+	if (fd < 0)
+		out_file_free(out);
 	return fd;
 }
 
 int out_file_open(struct out_file *out, const char *path, unsigned int flags,
 		  const char *const *inputs, int input_count)
 {
-	struct stat st;
-	bool exists;
+	char *copy = strdup(path), *base_copy = strdup(path), *dir_path, *name;
 	int fd;
 
 	memset(out, 0, sizeof(*out));
-	out->path = resolve(path);
-	if (!out->path)
-		return -ENOMEM;
-	exists = !stat(out->path, &st);
-	if (exists && S_ISDIR(st.st_mode)) {
-		diag("%s is a directory: give the file to write", path);
-		fd = -EISDIR;
-		goto fail;
+	out->dir = -1;
+	out->path = strdup(path);
+	if (!copy || !base_copy || !out->path) {
+		fd = -ENOMEM;
+		goto done;
 	}
-	if (exists && out_file_is_input(out->path, inputs, input_count)) {
-		diag("%s is also an input of this command, which would destroy it: "
-		     "give another output",
-		     path);
-		fd = -EINVAL;
-		goto fail;
-	}
-	if ((exists && !S_ISREG(st.st_mode)) || names_descriptor(path)) {
-		/* A device, a pipe, a descriptor: written in place, as there is no other way. */
-		fd = open(out->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (names_descriptor(path)) {
+		/* A descriptor of ours: written in place, as there is no other way. */
+		fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (fd < 0) {
 			fd = -errno;
 			diag("cannot open %s: %s", path, strerror(-fd));
-			goto fail;
 		}
-		return fd;
+		goto done;
 	}
-	fd = create_temp(out, flags);
+	dir_path = dirname(copy);
+	name = basename(base_copy);
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || path[strlen(path) - 1] == '/') {
+		diag("%s is a directory: give the file to write", path);
+		fd = -EISDIR;
+		goto done;
+	}
+	out->name = strdup(name);
+	out->dir = open_folder(dir_path);
+	if (!out->name || out->dir < 0) {
+		fd = out->dir < 0 ? out->dir : -ENOMEM;
+		goto done;
+	}
+	fd = open_in(out, dir_path, flags, inputs, input_count);
+done:
+	free(copy);
+	free(base_copy);
 	if (fd < 0)
-		goto fail;
-	if (exists)
-		take_over(fd, &st);
+		out_file_free(out);
 	return fd;
-fail:
-	free(out->path);
-	out->path = NULL;
-	return fd;
-}
-
-static void out_file_free(struct out_file *out)
-{
-	if (out->temp)
-		untrack(out->temp);
-	free(out->path);
-	free(out->temp);
-	out->path = NULL;
-	out->temp = NULL;
 }
 
 int out_file_commit(struct out_file *out)
 {
 	int err = 0;
 
-	if (out->temp && rename(out->temp, out->path)) {
+	if (out->temp_name && renameat(out->dir, out->temp_name, out->dir, out->name)) {
 		err = -errno;
 		diag("cannot rename %s to %s: %s; the output is in %s", out->temp, out->path,
 		     strerror(-err), out->temp);
@@ -217,8 +408,8 @@ int out_file_commit(struct out_file *out)
 
 void out_file_discard(struct out_file *out)
 {
-	if (out->temp)
-		unlink(out->temp);
+	if (out->temp_name)
+		unlinkat(out->dir, out->temp_name, 0);
 	out_file_free(out);
 }
 

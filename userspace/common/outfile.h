@@ -1,11 +1,22 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Writing an output without destroying what is there: the new contents go
- * to a file of their own in the same directory, renamed over the output
- * once whole (out_file_commit), removed when the command fails
- * (out_file_discard). An existing output that is one of the command's
- * inputs is refused; one that is a device or a pipe (/dev/null,
- * /dev/stdout) is written in place, as there is nothing to rename over.
+ * Every file optrace creates goes through here. optrace runs as root in
+ * folders other users can write, so a file is never opened through a path
+ * someone else could have planted something at:
+ *  - the folder is opened once (its last component not a symbolic link)
+ *    and checked on that descriptor: one that another user can write
+ *    without the sticky bit, or that another user owns, is refused unless
+ *    out_file_allow_shared() (--force);
+ *  - the contents go to a temporary file of an unguessable name made in
+ *    it with O_CREAT | O_EXCL | O_NOFOLLOW, renamed over the output once
+ *    whole (out_file_commit: renameat replaces a link or a planted file,
+ *    never writes through it), removed when the command fails
+ *    (out_file_discard): the output stays as it was;
+ *  - an output that is a character device or a FIFO (/dev/null, a pipe
+ *    the user made) is written in place, only if it belongs to root or to
+ *    us; /dev/stdout, /dev/fd/N and /proc/self/fd/N name a descriptor and
+ *    are written in place too; an existing output that is one of the
+ *    command's inputs is refused.
  */
 #ifndef OPTRACE_OUTFILE_H
 #define OPTRACE_OUTFILE_H
@@ -13,25 +24,47 @@
 #include <stdbool.h>
 
 struct out_file {
-	char *path; /* the output, a symlink to a file resolved to that file */
-	char *temp; /* where the contents go until committed; NULL: path itself */
+	char *path;	 /* the output as given, for messages */
+	char *temp;	 /* where the contents go until committed, for messages; NULL: in place */
+	int dir;	 /* the output's folder, opened once; -1: none (in place) */
+	char *name;	 /* the output's name in dir */
+	char *temp_name; /* the temporary file's name in dir */
 };
 
 /*
  * The temporary file is PATH.partial, created only if there is none (a
- * recorder's, which a user reads after a SIGKILL); else PATH.tmp.PID.
+ * recorder's, which a user reads after a SIGKILL); else PATH.tmp.RANDOM.
  */
 #define OUT_FILE_PARTIAL 1u
+/*
+ * The output is put in place at once, empty, and filled as the command goes
+ * (stat -o with an interval): commit then only closes the folder.
+ */
+#define OUT_FILE_NOW 2u
+
+/* --force: folders other users can write, symbolic links to folders, are used anyway. */
+void out_file_allow_shared(bool allow);
 
 /*
- * Creates the file where path's new contents go (with the mode and owner
- * of the file it will replace, else 0644 less the umask) and returns its
+ * Creates the file where path's new contents go (with the mode of the file
+ * it will replace if that is ours, else 0644 less the umask) and returns its
  * descriptor (close-on-exec, the caller's to close), or a negative errno
- * with a message printed: path is a directory or the same file as one of
- * the input_count inputs, or it cannot be created.
+ * with a message printed: path is a directory, the same file as one of the
+ * input_count inputs, in a folder refused above, or cannot be created.
  */
 int out_file_open(struct out_file *out, const char *path, unsigned int flags,
 		  const char *const *inputs, int input_count);
+/* The same for name in the folder dir (from out_dir_open(); dir_path for messages). */
+int out_file_openat(struct out_file *out, int dir, const char *dir_path, const char *name,
+		    unsigned int flags, const char *const *inputs, int input_count);
+
+/*
+ * Opens the folder path for outputs, making it (0755) if there is none
+ * (*made then true): a descriptor, or a negative errno with a message. A
+ * symbolic link, something else than a folder, or a folder refused above
+ * is refused.
+ */
+int out_dir_open(const char *path, bool *made);
 
 /* Renames the contents over the output (close the descriptor first). 0 or -errno, said. */
 int out_file_commit(struct out_file *out);

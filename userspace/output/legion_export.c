@@ -18,6 +18,7 @@
  * (GPU activity).
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -139,21 +140,10 @@ static void log_name(char *name, size_t size, uint32_t node)
 static int open_files(struct exporter *exporter)
 {
 	const struct legion_export_options *options = exporter->options;
-	struct stat st;
 
-	if (!mkdir(options->directory, 0755)) {
-		exporter->made_directory = true;
-	} else if (errno != EEXIST) {
-		fprintf(stderr, "optrace: cannot create %s: %s\n", options->directory,
-			strerror(errno));
-		return -errno;
-	} else if (stat(options->directory, &st) || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr,
-			"optrace: %s is not a directory: --legion writes one, give its name "
-			"with -o\n",
-			options->directory);
-		return -ENOTDIR;
-	}
+	exporter->directory = out_dir_open(options->directory, &exporter->made_directory);
+	if (exporter->directory < 0)
+		return exporter->directory;
 	for (size_t i = 0; i < exporter->process_count; i++) {
 		struct process *process = &exporter->processes[i];
 		struct legion_prof_options prof_options = {
@@ -164,19 +154,20 @@ static int open_files(struct exporter *exporter)
 			.process_id = process->tgid,
 			.zero_time_ns = (int64_t)exporter->header->realtime_ns,
 		};
-		char path[4096], name[32];
+		char name[32];
 		int err, fd;
 
 		log_name(name, sizeof(name), process->node);
-		snprintf(path, sizeof(path), "%s/%s", options->directory, name);
-		fd = out_file_open(&process->out, path, 0, options->inputs, options->input_count);
+		fd = out_file_openat(&process->out, exporter->directory, options->directory, name,
+				     0, options->inputs, options->input_count);
 		if (fd < 0)
 			return fd;
 		process->out_open = true;
 		err = legion_prof_fdopen(&process->prof, fd, &prof_options);
 		if (err) {
 			close(fd);
-			fprintf(stderr, "optrace: cannot write %s: %s\n", path, strerror(-err));
+			fprintf(stderr, "optrace: cannot write %s: %s\n", process->out.path,
+				strerror(-err));
 			return err;
 		}
 	}
@@ -209,34 +200,40 @@ static bool written(const struct exporter *exporter, const char *name)
 /*
  * The logs an earlier export left in the directory and this one did not
  * write (it had more processes): legion_prof DIR/prof_*.gz would mix them
- * with this run's. Only files named as optrace names its logs go, never an
- * input of this export.
+ * with this run's. Only regular files of ours named as optrace names its
+ * logs go (never a link, never another user's, never an input of this
+ * export), looked at and removed through the directory's descriptor.
  */
 static int remove_stale_logs(const struct exporter *exporter)
 {
 	const char *directory = exporter->options->directory;
-	char path[4096], example[300] = "";
+	char example[300] = "";
 	struct dirent *entry;
-	int removed = 0, err = 0;
+	int removed = 0, err = 0, fd;
 	DIR *dir;
 
-	dir = opendir(directory);
+	fd = fcntl(exporter->directory, F_DUPFD_CLOEXEC, 0);
+	dir = fd < 0 ? NULL : fdopendir(fd);
 	if (!dir) {
 		err = -errno;
 		fprintf(stderr, "optrace: cannot read %s: %s\n", directory, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return err;
 	}
 	while ((entry = readdir(dir))) {
 		struct stat st;
+		char path[4096];
 
 		if (!is_log_name(entry->d_name) || written(exporter, entry->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", directory, entry->d_name);
-		if (lstat(path, &st) || !S_ISREG(st.st_mode) ||
+		if (fstatat(exporter->directory, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 		    out_file_is_input(path, exporter->options->inputs,
 				      exporter->options->input_count))
 			continue;
-		if (unlink(path)) {
+		if (unlinkat(exporter->directory, entry->d_name, 0)) {
 			err = err ?: -errno;
 			fprintf(stderr,
 				"optrace: cannot remove %s, an earlier export's: %s; legion_prof "
@@ -277,7 +274,7 @@ static int settle_files(struct exporter *exporter, int err)
 			rmdir(exporter->options->directory);
 		return err;
 	}
-	return remove_stale_logs(exporter);
+	return exporter->directory < 0 ? 0 : remove_stale_logs(exporter);
 }
 
 /*
@@ -327,7 +324,7 @@ static void finish(struct exporter *exporter)
 static int export_all(char *const *paths, int path_count,
 		      const struct legion_export_options *options)
 {
-	struct exporter exporter = { .options = options };
+	struct exporter exporter = { .options = options, .directory = -1 };
 	struct profile_consumer consumer = {
 		.ctx = &exporter,
 		.op_begin = legion_export_on_op_begin,
@@ -388,6 +385,8 @@ cleanup:
 	idmap_free(&exporter.by_tgid);
 	idmap_free(&exporter.ranks);
 	legion_kinds_free(&exporter.kinds);
+	if (exporter.directory >= 0)
+		close(exporter.directory);
 	return err;
 }
 

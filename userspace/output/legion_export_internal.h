@@ -117,6 +117,7 @@ struct exporter {
 	uint64_t drawn_estimate;   /* operations and task launches the first pass saw */
 	uint64_t gpu_untimed;	   /* GPU activities CUPTI gave no times for: not drawn */
 	bool made_directory;	   /* removed again if the export fails */
+	int directory;		   /* the output directory, opened once (-1: not yet) */
 	int error;
 };
 
