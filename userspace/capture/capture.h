@@ -210,6 +210,13 @@ int capture_reader_open(struct capture_reader **reader, const char *path, char *
 int capture_check_input(const char *path, char *why, size_t why_size);
 
 const struct capture_header *capture_reader_header(const struct capture_reader *reader);
+/*
+ * A second reader of the very file reader has open (through its descriptor,
+ * not its name: a name someone swapped meanwhile is not read), from its start.
+ */
+int capture_reader_open_again(struct capture_reader **again, const struct capture_reader *reader);
+/* The file's size, through its descriptor. */
+uint64_t capture_reader_size(const struct capture_reader *reader);
 
 /*
  * The next record, in file order, reading one chunk at a time. Returns 1

@@ -325,6 +325,22 @@ fail:
 	return err;
 }
 
+int capture_reader_open_again(struct capture_reader **again, const struct capture_reader *r)
+{
+	char path[64];
+
+	/* A new open file (its own offset) of the same inode. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", r->fd);
+	return capture_reader_open(again, path, NULL, 0);
+}
+
+uint64_t capture_reader_size(const struct capture_reader *r)
+{
+	struct stat st;
+
+	return fstat(r->fd, &st) ? 0 : (uint64_t)st.st_size;
+}
+
 const struct capture_header *capture_reader_header(const struct capture_reader *r)
 {
 	return &r->header;

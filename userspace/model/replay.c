@@ -102,7 +102,7 @@ static int read_records(const struct replay_source *source,
 	struct capture_record record;
 	int err;
 
-	err = capture_reader_open(&reader, source->path, NULL, 0);
+	err = capture_reader_open_again(&reader, source->reader);
 	if (err)
 		return err;
 	while ((err = capture_next(reader, &record)) > 0) {
@@ -463,10 +463,10 @@ static int feed_source(struct replay *replay, struct replay_source *source, stru
 	bool progress = isatty(STDERR_FILENO);
 	struct capture_record record;
 	uint64_t records = 0;
-	struct stat st;
+	uint64_t size = capture_reader_size(source->reader);
 	int err;
 
-	if (stat(source->path, &st) || st.st_size < (16 << 20))
+	if (size < (16 << 20))
 		progress = false; /* small files are read in a blink */
 	/* CUPTI's times are the recording host's: the offset at the start. */
 	profile_set_gpu_offset(profile, replay->source_count > 1 ? source->offset_ns : 0);
@@ -479,7 +479,7 @@ static int feed_source(struct replay *replay, struct replay_source *source, stru
 		/* Long exports say how far they are, on a terminal. */
 		if (progress && (++records & ((1 << 20) - 1)) == 0) {
 			double done =
-				(double)record.chunk * source->header->chunk_size / st.st_size;
+				(double)record.chunk * source->header->chunk_size / (double)size;
 
 			fprintf(stderr, "\roptrace: reading %s: %3.0f%% (%.0f M records)",
 				source->path, done < 1 ? done * 100 : 99.0, records / 1e6);
