@@ -216,7 +216,7 @@ $(OUTPUT)/userspace/shared/%.o: | $(DEPS_STAMP)
 
 $(OPTRACE): $(OPTRACE_OBJS) | $(BIN_DIR)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) -pthread -o $@ $^ -lbpf -lelf -lz -ldl -lmicrohttpd
+	$(Q)$(CC) -pthread -o $@ $^ -lbpf -lelf -lz -ldl -lmicrohttpd -lgnutls -lcrypt
 
 optrace: $(OPTRACE)
 

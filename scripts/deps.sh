@@ -22,6 +22,8 @@ packages=(
 	clang-format cppcheck		# make format-check, make lint
 	protobuf-compiler python3-protobuf	# decoding export --perfetto in the tests
 	libmicrohttpd-dev prometheus	# optrace serve; the real Prometheus of its tests
+	libgnutls28-dev libcrypt-dev	# serve --web-config: TLS, bcrypt
+	openssl curl			# the TLS tests' certificate and client
 	pandoc help2man bash-completion	# man pages (make man), the completion's helpers
 	debhelper dpkg-dev		# make deb
 )

@@ -27,6 +27,7 @@
 #include "common/diag.h"
 #include "common/idmap.h"
 #include "cli/commands.h"
+#include "cli/web_config.h"
 #include "trace/setup.h"
 #include "stat.skel.h"
 #include "cli/stat_live.h"
@@ -37,10 +38,14 @@
 #define DEFAULT_LISTEN "127.0.0.1:9464"
 #define DEFAULT_RETENTION_S 300
 #define MAX_CONNECTIONS 64
+#define MAX_CONNECTIONS_PER_CLIENT 16
 #define CONNECTION_TIMEOUT_S 10
+/* A request's headers and its buffers: a larger request is answered 431 and closed. */
+#define CONNECTION_MEMORY (64 * 1024)
 
 static struct {
 	const char *listen;
+	const char *web_config;
 	long retention_s;
 	bool quiet;
 	bool cuda;
@@ -53,6 +58,9 @@ static struct {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stat_bpf *skel_now;
 
+/* --web-config's TLS and users (none: plain HTTP, no authentication). */
+static struct web_config web;
+
 /* Processes that exited: (tgid, 0) -> since when (CLOCK_MONOTONIC ns). */
 static struct idmap departed;
 
@@ -62,7 +70,7 @@ static const char doc[] =
 	"the text exposition format. A process that exits keeps its series for\n"
 	"the retention period (default 300 s), then they go.\n"
 	"\n"
-	"USAGE: optrace serve [-a | -p PID...] [--listen ADDR:PORT]\n"
+	"USAGE: optrace serve [-a | -p PID...] [--listen ADDR:PORT] [--web-config FILE]\n"
 	"                     [--retention SECONDS] [--cuda] [-q] [-v]\n"
 	"\n"
 	"Without -p, every process that maps liboptrace (-a). SIGINT or SIGTERM\n"
@@ -70,7 +78,7 @@ static const char doc[] =
 	"\n"
 	"EXAMPLES:\n"
 	"    optrace serve                           # -a, on 127.0.0.1:9464\n"
-	"    optrace serve --listen :9464            # on every IPv4 address of the host\n"
+	"    optrace serve --listen :9464 --web-config /etc/optrace/web.yml  # TLS, basic auth\n"
 	"    optrace serve -p 1234 --listen 10.0.0.5:9500 --retention 60\n"
 	"    optrace serve --cuda -p 1234            # GPU time per operation too\n"
 	"    curl -s localhost:9464/metrics          # what Prometheus reads\n";
@@ -78,11 +86,14 @@ static const char doc[] =
 enum {
 	OPT_RETENTION = 0x100,
 	OPT_CUDA,
+	OPT_WEB_CONFIG,
 };
 
 static const struct argp_option options[] = {
 	{ "listen", 'l', "ADDR:PORT", 0,
 	  "Where to answer (default " DEFAULT_LISTEN "; :PORT: every address)", 0 },
+	{ "web-config", OPT_WEB_CONFIG, "FILE", 0,
+	  "TLS and basic auth, in the Prometheus exporter toolkit's web configuration format", 0 },
 	{ "retention", OPT_RETENTION, "SECONDS", 0,
 	  "How long an exited process keeps its series (default 300)", 0 },
 	{ "cuda", OPT_CUDA, NULL, 0,
@@ -132,6 +143,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_CUDA:
 		env.cuda = true;
+		return 0;
+	case OPT_WEB_CONFIG:
+		env.web_config = arg;
 		return 0;
 	case 'q':
 		env.quiet = true;
@@ -214,6 +228,40 @@ static enum MHD_Result reply_metrics(struct MHD_Connection *connection)
 	return reply(connection, MHD_HTTP_OK, PROMETHEUS_CONTENT_TYPE, text, length, true);
 }
 
+static bool authorized(struct MHD_Connection *connection)
+{
+	char *password = NULL, *user;
+	bool ok;
+
+	if (!web.user_count)
+		return true;
+	user = MHD_basic_auth_get_username_password(connection, &password);
+	ok = web_auth_check(&web, user, password);
+	if (password) {
+		explicit_bzero(password, strlen(password));
+		MHD_free(password);
+	}
+	if (user)
+		MHD_free(user);
+	return ok;
+}
+
+/* 401 with WWW-Authenticate: Basic realm="optrace". */
+static enum MHD_Result refuse(struct MHD_Connection *connection)
+{
+	static char body[] = "401 Unauthorized: give the user and password of basic_auth_users\n";
+	struct MHD_Response *response =
+		MHD_create_response_from_buffer(sizeof(body) - 1, body, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result result;
+
+	if (!response)
+		return MHD_NO;
+	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");
+	result = MHD_queue_basic_auth_fail_response(connection, "optrace", response);
+	MHD_destroy_response(response);
+	return result;
+}
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, const char *url,
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **request)
@@ -223,6 +271,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, cons
 	(void)cls;
 	(void)version;
 	(void)upload_data;
+	if (!authorized(connection))
+		return refuse(connection);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(connection, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n");
 	/* The first call has the headers only: answer once the request is whole. */
@@ -294,15 +344,59 @@ static int listen_on(const char *where, char *bound, size_t size)
 	return fd;
 }
 
+/*
+ * The daemon, bounded: connections in all and per client, a request's
+ * memory and time (a slow or half-open client is closed after the
+ * timeout); with --web-config, TLS.
+ */
 static struct MHD_Daemon *start_http(int fd)
 {
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | (verbose ? MHD_USE_ERROR_LOG : 0);
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, web.key },
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, web.cert },
+		{ MHD_OPTION_HTTPS_PRIORITIES, 0, web.priorities },
+		{ MHD_OPTION_END, 0, NULL },
+	};
 
+	if (web.cert)
+		flags |= MHD_USE_TLS;
 	return MHD_start_daemon(flags, 0, NULL, NULL, answer, NULL, MHD_OPTION_EXTERNAL_LOGGER,
 				log_http, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				(unsigned int)MAX_CONNECTIONS_PER_CLIENT,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
-				MHD_OPTION_END);
+				MHD_OPTION_ARRAY, web.cert ? tls : tls + 3, MHD_OPTION_END);
+}
+
+/* --web-config read, and TLS there if it asks for it; 0 or -1 (said). */
+static int read_web_config(void)
+{
+	if (!env.web_config)
+		return 0;
+	if (web_config_read(&web, env.web_config))
+		return -1;
+	if (web.cert && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		diag("%s asks for TLS, which this libmicrohttpd was built without: install "
+		     "Debian's libmicrohttpd12 (GnuTLS)",
+		     env.web_config);
+		return -1;
+	}
+	return 0;
+}
+
+/* Who can read the metrics: said when the answer is anyone who reaches the address. */
+static void warn_if_open(const char *bound)
+{
+	if (env.quiet || (web.cert && web.user_count) || !strncmp(bound, "127.", 4) ||
+	    !strncmp(bound, "[::1]", 5))
+		return;
+	diag("serving %s without %s%s%s: every host that reaches it reads every traced "
+	     "command and pid; give --web-config (docs/fleet.md)",
+	     bound, web.cert ? "" : "TLS", !web.cert && !web.user_count ? " and " : "",
+	     web.user_count ? "" : "authentication");
 }
 
 /* ---- retention ------------------------------------------------------------------ */
@@ -382,9 +476,14 @@ int cmd_serve(int argc, char **argv)
 	tracer_options.default_all = true;
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
-	fd = listen_on(env.listen, bound, sizeof(bound));
-	if (fd < 0)
+	if (read_web_config())
 		return 1;
+	fd = listen_on(env.listen, bound, sizeof(bound));
+	if (fd < 0) {
+		web_config_free(&web);
+		return 1;
+	}
+	warn_if_open(bound);
 	skel = stat_open();
 	if (!skel) {
 		close(fd);
@@ -404,7 +503,8 @@ int cmd_serve(int argc, char **argv)
 		goto cleanup;
 	}
 	if (!env.quiet)
-		fprintf(stderr, "Serving http://%s/metrics... Hit Ctrl-C to end.\n", bound);
+		fprintf(stderr, "Serving %s://%s/metrics%s... Hit Ctrl-C to end.\n",
+			web.cert ? "https" : "http", bound, web.user_count ? " (basic auth)" : "");
 
 	while (!tracer_exiting) {
 		struct timespec tick = { 0, TICK_MS * 1000 * 1000 };
@@ -431,5 +531,6 @@ cleanup:
 	tracer_finish(&tracer, true);
 	stat_bpf__destroy(skel);
 	departed_free();
+	web_config_free(&web);
 	return err ? 1 : 0;
 }
