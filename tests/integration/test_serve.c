@@ -7,7 +7,9 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <crypt.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -34,7 +36,9 @@
 struct run {
 	pid_t serve, prometheus;
 	int serve_port, prometheus_port;
-	char pids[64]; /* the demo's processes, as a PromQL regex: "12|13" */
+	const char *web_config; /* serve --web-config: TLS and basic auth */
+	char ca[512];		/* then: the certificate to trust */
+	char pids[64];		/* the demo's processes, as a PromQL regex: "12|13" */
 	char failure[FAILURE_MAX];
 	char query_error[4096]; /* how the last query that failed did */
 };
@@ -82,6 +86,58 @@ static pid_t start(char *const argv[], const char *log)
 		_exit(127);
 	}
 	return pid;
+}
+
+#define USER "prometheus"
+#define PASSWORD "s3cret: of the scraper"
+
+/*
+ * curl's GET of serve's path over TLS with credentials ("" for none): the
+ * status (0: no answer), the body in *body (to free) and the headers in *headers if given.
+ */
+static int https_get(struct run *run, const char *path, const char *credentials, char **body,
+		     char **headers)
+{
+	char url[256], *out = test_path("curl.body"), *status_path = test_path("curl.status");
+	char *head = test_path("curl.headers"), *text;
+	char *argv[] = { "curl",
+			 "-s",
+			 "-o",
+			 out,
+			 "-D",
+			 head,
+			 "-w",
+			 "%{http_code}",
+			 "--max-time",
+			 "5",
+			 "--cacert",
+			 run->ca,
+			 url,
+			 credentials[0] ? "-u" : NULL,
+			 (char *)credentials,
+			 NULL };
+	int status;
+
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", run->serve_port, path);
+	run_command(argv, status_path, NULL, 30);
+	text = read_file(status_path);
+	status = text ? atoi(text) : 0;
+	free(text);
+	*body = read_file(out);
+	if (headers)
+		*headers = read_file(head);
+	free(out);
+	free(status_path);
+	free(head);
+	return status;
+}
+
+/* A scrape of serve, as Prometheus makes it: with TLS and credentials when it has them. */
+static int serve_get(struct run *run, const char *path, char **body)
+{
+	if (!run->web_config)
+		return http_get(run->serve_port, path, body);
+	return https_get(run, path, USER ":" PASSWORD, body, NULL);
 }
 
 /* A PromQL query, URL-encoded into the API's instant query. */
@@ -236,6 +292,15 @@ static bool start_prometheus(struct run *run)
 		"    static_configs:\n"
 		"      - targets: ['127.0.0.1:%d']\n",
 		run->serve_port);
+	if (run->web_config)
+		fprintf(file,
+			"    scheme: https\n"
+			"    tls_config:\n"
+			"      ca_file: %s\n"
+			"    basic_auth:\n"
+			"      username: %s\n"
+			"      password: '%s'\n",
+			run->ca, USER, PASSWORD);
 	ck_assert_int_eq(fclose(file), 0);
 	snprintf(config_arg, sizeof(config_arg), "--config.file=%s", config);
 	snprintf(tsdb_arg, sizeof(tsdb_arg), "--storage.tsdb.path=%s", tsdb);
@@ -292,7 +357,7 @@ static bool scraped_and_compared(struct run *run)
 		"serve lost events: a map was full");
 
 	/* promtool on a scrape of serve: nothing to fix. */
-	REQUIRE(run, http_get(run->serve_port, "/metrics", &text) == 200, "no scrape of serve");
+	REQUIRE(run, serve_get(run, "/metrics", &text) == 200, "no scrape of serve");
 	file = fopen(metrics_path, "w");
 	ck_assert_ptr_nonnull(file);
 	fputs(text, file);
@@ -335,16 +400,37 @@ static void append_log(struct run *run, const char *name)
 static bool start_serve(struct run *run, const char *retention)
 {
 	char listen[32], *log = test_path("serve.log");
-	char *argv[] = { OPTRACE,	    "serve", "-a",
-			 "--listen",	    listen,  retention ? "--retention" : NULL,
-			 (char *)retention, NULL };
+	char *argv[10] = { OPTRACE, "serve", "-a", "--listen", listen };
+	int argc = 5;
+	bool ready = false;
 
+	if (retention) {
+		argv[argc++] = "--retention";
+		argv[argc++] = (char *)retention;
+	}
+	if (run->web_config) {
+		argv[argc++] = "--web-config";
+		argv[argc++] = (char *)run->web_config;
+	}
 	run->serve_port = free_port();
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", run->serve_port);
 	run->serve = start(argv, log);
 	free(log);
-	REQUIRE(run, wait_ready(run->serve, run->serve_port, "/metrics", READY_S),
-		"serve did not answer within %d s", READY_S);
+	for (int waited_ms = 0; !ready && waited_ms < READY_S * 1000; waited_ms += 200) {
+		char *body = NULL;
+		int status;
+
+		if (!run->web_config) {
+			ready = wait_ready(run->serve, run->serve_port, "/metrics", READY_S);
+			break;
+		}
+		status = https_get(run, "/metrics", USER ":" PASSWORD, &body, NULL);
+		free(body);
+		ready = status == 200;
+		if (!ready)
+			usleep(200 * 1000);
+	}
+	REQUIRE(run, ready, "serve did not answer within %d s", READY_S);
 	return true;
 }
 
@@ -383,8 +469,7 @@ static bool scrape_names(struct run *run, const char *pid_label, bool *named)
 {
 	char *text;
 
-	REQUIRE(run, http_get(run->serve_port, "/metrics", &text) == 200 && text,
-		"no scrape of serve");
+	REQUIRE(run, serve_get(run, "/metrics", &text) == 200 && text, "no scrape of serve");
 	*named = strstr(text, pid_label) != NULL;
 	free(text);
 	return true;
@@ -428,15 +513,217 @@ START_TEST(test_retention)
 }
 END_TEST
 
+/* ---- over TLS with basic auth ---------------------------------------------------- */
+
+/* A certificate for 127.0.0.1, a bcrypt hash of PASSWORD, a web config with both. */
+static char *make_web_config(struct run *run)
+{
+	char *key = test_path("serve.key"), *web = test_path("web.yml"),
+	     subject_alt[] = "subjectAltName=IP:127.0.0.1,DNS:localhost";
+	char *openssl[] = { "openssl",	 "req",	    "-x509", "-newkey",	      "rsa:2048",
+			    "-nodes",	 "-keyout", key,     "-out",	      run->ca,
+			    "-days",	 "2",	    "-subj", "/CN=localhost", "-addext",
+			    subject_alt, NULL };
+	struct crypt_data data = { 0 };
+	char *salt, *hash;
+	FILE *file;
+
+	char *log = test_path("openssl.log");
+
+	ck_assert_int_eq(run_command(openssl, log, log, 60), 0);
+	free(log);
+	salt = crypt_gensalt_ra("$2b$", 10, NULL, 0);
+	ck_assert_ptr_nonnull(salt);
+	hash = crypt_r(PASSWORD, salt, &data);
+	ck_assert_ptr_nonnull(hash);
+	file = fopen(web, "w");
+	ck_assert_ptr_nonnull(file);
+	fprintf(file,
+		"# serve's TLS and its one user, as docs/fleet.md makes them\n"
+		"tls_server_config:\n"
+		"  cert_file: %s\n"
+		"  key_file: '%s'\n"
+		"  min_version: TLS12\n"
+		"\n"
+		"basic_auth_users:\n"
+		"  %s: \"%s\"   # Prometheus\n",
+		run->ca, key, USER, hash);
+	ck_assert_int_eq(fclose(file), 0);
+	free(salt);
+	free(key);
+	return web;
+}
+
+/* Without credentials, with wrong ones, in plain HTTP: refused, and serve says how. */
+static bool refuses_strangers(struct run *run)
+{
+	char *body = NULL, *headers = NULL;
+	int status;
+
+	status = https_get(run, "/metrics", "", &body, &headers);
+	REQUIRE(run, status == 401, "no credentials: status %d, not 401", status);
+	REQUIRE(run, headers && strcasestr(headers, "WWW-Authenticate: Basic realm=\"optrace\""),
+		"a 401 without WWW-Authenticate: %s", headers ? headers : "");
+	REQUIRE(run, body && !strstr(body, "optrace_"), "a 401 that shows the metrics");
+	free(body);
+	free(headers);
+	status = https_get(run, "/metrics", USER ":wrong", &body, NULL);
+	free(body);
+	REQUIRE(run, status == 401, "wrong password: status %d, not 401", status);
+	status = https_get(run, "/metrics", "nobody:" PASSWORD, &body, NULL);
+	free(body);
+	REQUIRE(run, status == 401, "unknown user: status %d, not 401", status);
+	status = http_get(run->serve_port, "/metrics", &body);
+	free(body);
+	REQUIRE(run, status != 200, "plain HTTP answered %d on the TLS port", status);
+	return true;
+}
+
+/* The descriptors and threads of process pid. */
+static void resources(pid_t pid, int *fds, int *threads)
+{
+	char path[64], *status;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	dir = opendir(path);
+	*fds = 0;
+	while (dir && readdir(dir))
+		(*fds)++;
+	if (dir)
+		closedir(dir);
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	status = read_file(path);
+	*threads = status && strstr(status, "Threads:") ? atoi(strstr(status, "Threads:") + 8) : 0;
+	free(status);
+}
+
+static int connect_serve(struct run *run)
+{
+	struct sockaddr_in address = { .sin_family = AF_INET,
+				       .sin_port = htons((uint16_t)run->serve_port),
+				       .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&address, sizeof(address))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Garbage, a huge header, an absurd path and 200 half-open connections
+ * (nothing sent, or half a request): serve stays up and bounded, and
+ * answers a proper scrape once they are gone or timed out.
+ */
+static bool survives_abuse(struct run *run)
+{
+	static const char *const garbage[] = {
+		"\x16\x03\x01\xff\xff garbage\r\n\r\n",
+		"GET /metrics HTTP/1.1\r\nHost: x\r\n",
+		"GET /../../../../etc/shadow%00 HTTP/1.1\r\n\r\n",
+		"\x00\x01\x02\x03",
+	};
+	int fds[200], before_fds, before_threads, after_fds, after_threads, status = 0;
+	char huge[80 * 1024], *body = NULL;
+
+	resources(run->serve, &before_fds, &before_threads);
+	for (size_t i = 0; i < sizeof(garbage) / sizeof(garbage[0]); i++) {
+		int fd = connect_serve(run);
+
+		REQUIRE(run, fd >= 0, "serve refuses connections");
+		(void)!write(fd, garbage[i], strlen(garbage[i]) + (i == 3 ? 4 : 0));
+		close(fd);
+	}
+	memset(huge, 'a', sizeof(huge));
+	memcpy(huge, "GET /metrics HTTP/1.1\r\nX-Big: ", 30);
+	{
+		int fd = connect_serve(run);
+
+		REQUIRE(run, fd >= 0, "serve refuses connections");
+		(void)!write(fd, huge, sizeof(huge));
+		close(fd);
+	}
+	for (int i = 0; i < 200; i++) {
+		fds[i] = connect_serve(run);
+		if (fds[i] >= 0 && i % 2)
+			(void)!write(fds[i], "\x16\x03\x01\x00", 4); /* half a TLS hello */
+	}
+	resources(run->serve, &after_fds, &after_threads);
+	REQUIRE(run, after_fds <= before_fds + 64 + 8 && after_threads <= before_threads + 2,
+		"200 half-open connections took %d descriptors and %d threads (from %d and %d)",
+		after_fds, after_threads, before_fds, before_threads);
+	for (int i = 0; i < 200; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	/* within the connection timeout (10 s) the slots are free again */
+	for (int waited_ms = 0; status != 200 && waited_ms < 15000; waited_ms += 500) {
+		free(body);
+		body = NULL;
+		status = serve_get(run, "/metrics", &body);
+		if (status != 200)
+			usleep(500 * 1000);
+	}
+	REQUIRE(run, status == 200 && body && strstr(body, "optrace_processes"),
+		"serve does not answer a scrape after the abuse (status %d)", status);
+	free(body);
+	REQUIRE(run, waitpid(run->serve, &status, WNOHANG) == 0, "serve died");
+	return true;
+}
+
+/* A web config serve must refuse at its start, saying file:line. */
+static void refuses_bad_config(const char *text, const char *says)
+{
+	char *path = test_path("bad.yml"), *err = test_path("bad.err"), *said, where[600];
+	char *argv[] = { OPTRACE, "serve", "--listen", "127.0.0.1:0", "--web-config", path, NULL };
+	FILE *file = fopen(path, "w");
+	int status;
+
+	ck_assert_ptr_nonnull(file);
+	fputs(text, file);
+	ck_assert_int_eq(fclose(file), 0);
+	status = run_command(argv, NULL, err, 30);
+	said = read_file(err);
+	snprintf(where, sizeof(where), "%s%s", path, says);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1 && said && strstr(said, where),
+		      "a bad web config (%s): status %d, said: %s", says, status, said);
+	free(said);
+	free(path);
+	free(err);
+}
+
+START_TEST(test_prometheus_scrapes_serve_over_tls)
+{
+	static struct run run;
+
+	NEED_BPF();
+	if (!have_program("prometheus") || !have_program("openssl") || !have_program("curl"))
+		SKIP_TEST("Prometheus, openssl or curl is not installed (scripts/deps.sh installs "
+			  "them)");
+	snprintf(run.ca, sizeof(run.ca), "%s/serve.crt", test_dir);
+	run.web_config = make_web_config(&run);
+	run.prometheus_port = free_port();
+	if (start_serve(&run, NULL) && refuses_strangers(&run) && scraped_and_compared(&run))
+		survives_abuse(&run);
+	finish(&run);
+	refuses_bad_config("tls_server_config:\n  cert_file: x\n  client_auth_type: Any\n", ":3:");
+	refuses_bad_config("basic_auth_users:\n  prometheus: plaintext\n", ":2:");
+	refuses_bad_config("http_server_config:\n  http2: true\n", ":1:");
+	free((char *)run.web_config);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("serve");
 	TCase *tc = tcase_create("prometheus");
 
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, 180);
 	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
 	tcase_add_test(tc, test_prometheus_scrapes_serve);
 	tcase_add_test(tc, test_retention);
+	tcase_add_test(tc, test_prometheus_scrapes_serve_over_tls);
 	suite_add_tcase(suite, tc);
 	return run_suite(suite);
 }
