@@ -189,8 +189,8 @@ struct run {
 	struct jv *json; /* with --json: stdout parsed, or NULL */
 };
 
-/* optrace report ARGS... (NULL-terminated), waited for (Check's timeout bounds it). */
-static void report(struct run *run, const char *const args[])
+/* optrace COMMAND ARGS... (NULL-terminated), waited for (Check's timeout bounds it). */
+static void optrace_run(struct run *run, const char *command, const char *const args[])
 {
 	char *out_path = test_path("report.out"), *err_path = test_path("report.err");
 	posix_spawn_file_actions_t actions;
@@ -200,7 +200,7 @@ static void report(struct run *run, const char *const args[])
 	pid_t pid;
 
 	argv[argc++] = OPTRACE;
-	argv[argc++] = "report";
+	argv[argc++] = (char *)command;
 	for (int i = 0; args[i]; i++) {
 		json = json || !strcmp(args[i], "--json");
 		argv[argc++] = (char *)args[i];
@@ -222,6 +222,11 @@ static void report(struct run *run, const char *const args[])
 	run->json = json ? jv_parse(run->out) : NULL;
 	free(out_path);
 	free(err_path);
+}
+
+static void report(struct run *run, const char *const args[])
+{
+	optrace_run(run, "report", args);
 }
 
 static void run_free(struct run *run)
@@ -478,6 +483,24 @@ START_TEST(test_nothing_readable_fails)
 	ck_assert_uint_eq(note_count(&json), 1);
 	run_free(&text);
 	run_free(&json);
+	/* Every export fails the same way, names the file and leaves nothing behind. */
+	for (int i = 0; i < 3; i++) {
+		static const char *const formats[] = { "--chrome", "--perfetto", "--legion" };
+		char *output = test_path("exported");
+		const char *args[] = { formats[i], "-o", output, capture, NULL };
+		struct stat st;
+		struct run run;
+
+		optrace_run(&run, "export", args);
+		ck_assert_msg(run.code == 1, "export %s: exit %d:\n%s%s", formats[i], run.code,
+			      run.out, run.err);
+		ck_assert_msg(strstr(run.err, "nothing in") && strstr(run.err, capture),
+			      "export %s:\n%s", formats[i], run.err);
+		ck_assert_msg(stat(output, &st) && errno == ENOENT, "export %s left %s", formats[i],
+			      output);
+		run_free(&run);
+		free(output);
+	}
 	free(capture);
 }
 END_TEST

@@ -316,6 +316,13 @@ int capture_reader_open(struct capture_reader **reader, const char *path, char *
 	}
 	posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	err = read_file_header(r, why, why_size);
+	if (err && why && why_size) {
+		/* Which file: a command may read several. */
+		char said[512];
+
+		snprintf(said, sizeof(said), "%s", why);
+		say(why, why_size, "%s: %s", path, said);
+	}
 	if (err)
 		goto fail;
 	*reader = r;

@@ -229,13 +229,16 @@ static int export_timeline(void)
 	    !env.perfetto)
 		writer.chrome.gpu_losses = &gpu_losses;
 	err = timeline_end(&writer) ?: err;
+	/* As report: a capture nothing of which could be read fails the export. */
+	err = err ?: replay_check_readable(&replay);
 
 cleanup:
 	if (out && fclose(out) && !err)
 		err = -errno;
 	if (opened) {
 		if (err) {
-			diag("cannot write %s: %s", env.output, strerror(-err));
+			if (err != -EBADMSG) /* said what could not be read */
+				diag("cannot write %s: %s", env.output, strerror(-err));
 			out_file_discard(&output);
 		} else {
 			err = out_file_commit(&output);

@@ -263,13 +263,6 @@ static void lost_note(const struct replay *replay, char *text, size_t size)
 	}
 }
 
-/* Nothing could be read: a damaged file, not an empty recording. */
-static bool nothing_readable(const struct capture_status *status)
-{
-	return !status->records &&
-	       (status->end != CAPTURE_END_CLEAN || status->trailer.records_lost);
-}
-
 int cmd_report(int argc, char **argv)
 {
 	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
@@ -345,17 +338,7 @@ int cmd_report(int argc, char **argv)
 	if (!env.print.json)
 		gpu_report_print(out, &builder.gpu);
 	/* What could be read was printed, with why the rest could not: then fail. */
-	for (size_t i = 0; i < replay.source_count; i++) {
-		if (nothing_readable(replay.sources[i].status)) {
-			diag("nothing in %s could be read: %s", replay.sources[i].path,
-			     replay.sources[i].status->message);
-			err = -EBADMSG;
-		}
-	}
-	if (!replay.source_count && nothing_readable(replay.status)) {
-		diag("nothing in %s could be read: %s", env.path, replay.status->message);
-		err = -EBADMSG;
-	}
+	err = replay_check_readable(&replay) ?: err;
 
 cleanup:
 	report_builder_free(&builder);

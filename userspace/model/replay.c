@@ -335,6 +335,7 @@ int replay_scan(struct replay *replay,
 		pass.m.source = &replay->sources[i];
 		err = read_records(pass.m.source, scan_record, &pass);
 		replay->sources[i].offset_ns = offset; /* the next pass starts over */
+		replay->sources[i].status = capture_reader_status(replay->sources[i].reader);
 		if (err < 0)
 			diag("cannot read %s: %s", replay->sources[i].path, strerror(-err));
 	}
@@ -559,4 +560,29 @@ void replay_close(struct replay *replay)
 	free(replay->sources);
 	gpu_index_free(&replay->gpu);
 	memset(replay, 0, sizeof(*replay));
+}
+
+/* Nothing could be read: a damaged file, not an empty recording. */
+static bool nothing_readable(const struct capture_status *status)
+{
+	return status && !status->records &&
+	       (status->end != CAPTURE_END_CLEAN || status->trailer.records_lost);
+}
+
+int replay_check_readable(const struct replay *replay)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < replay->source_count; i++) {
+		if (nothing_readable(replay->sources[i].status)) {
+			diag("nothing in %s could be read: %s", replay->sources[i].path,
+			     replay->sources[i].status->message);
+			err = -EBADMSG;
+		}
+	}
+	if (!replay->source_count && nothing_readable(replay->status)) {
+		diag("nothing in %s could be read: %s", replay->path, replay->status->message);
+		err = -EBADMSG;
+	}
+	return err;
 }

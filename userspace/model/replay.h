@@ -93,4 +93,11 @@ int replay_run(struct replay *replay, struct profile *profile);
 
 void replay_close(struct replay *replay);
 
+/*
+ * After replay_run(): says (diag) each capture nothing of which could be
+ * read (a damaged file, not an empty recording); -EBADMSG if any, else 0.
+ * Every command that reads captures fails the same way then.
+ */
+int replay_check_readable(const struct replay *replay);
+
 #endif /* OPTRACE_REPLAY_H */

@@ -349,6 +349,9 @@ static int export_all(char *const *paths, int path_count,
 	scan_gpu(&exporter, &replay.gpu);
 	exporter.header = replay.header;
 	if (!exporter.process_count) {
+		err = replay_check_readable(&replay);
+		if (err)
+			goto cleanup;
 		diag("%s hold%s no operations, tasks or GPU activity",
 		     path_count == 1 ? paths[0] : "the captures", path_count == 1 ? "s" : "");
 		err = -ENODATA;
@@ -359,12 +362,13 @@ static int export_all(char *const *paths, int path_count,
 	legion_kinds_init(&exporter.kinds, 2 * exporter.drawn_estimate + 1024, 1);
 	err = open_files(&exporter);
 	err = err ?: replay_run(&replay, &profile);
+	err = err ?: replay_check_readable(&replay);
 	if (!err)
 		gpu_losses_note(&profile, replay_counter(&replay, "lost.gpu_ringbuf_full"),
 				&gpu_losses);
 	finish(&exporter);
 	err = err ?: exporter.error;
-	if (err)
+	if (err && err != -EBADMSG) /* -EBADMSG: said what could not be read */
 		fprintf(stderr, "optrace: cannot write the Legion Prof logs: %s\n", strerror(-err));
 	err = settle_files(&exporter, err);
 	if (!err)
