@@ -51,6 +51,23 @@ static void run_ok(char *const argv[])
 	free(err_path);
 }
 
+/* optrace report CAPTURE names a process with label. */
+static void report_says(const char *capture, const char *label)
+{
+	char *argv[] = { OPTRACE, "report", (char *)capture, NULL };
+	char *out_path = test_path("report.txt"), *text;
+
+	ck_assert_int_eq(run_command(argv, out_path, NULL, 120), 0);
+	text = read_file(out_path);
+	ck_assert_ptr_nonnull(text);
+	if (!strstr(text, label)) /* the processes' headings, to see which it is */
+		for (char *line = strstr(text, "\n== "); line; line = strstr(line + 1, "\n== "))
+			fprintf(stderr, "%.*s\n", (int)strcspn(line + 1, "\n"), line + 1);
+	ck_assert_msg(strstr(text, label), "no \"%s\" in the report", label);
+	free(text);
+	free(out_path);
+}
+
 static void record_demo(const char *const demo_args[], const char *capture, const char *truth)
 {
 	char *argv[40];
@@ -1638,8 +1655,14 @@ START_TEST(test_job_of_live_processes)
 	pid_t a, b;
 
 	NEED_BPF();
+	/* Ranks 1 and 0 of 2, announced before the recording attached. */
+	setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+	setenv("OMPI_COMM_WORLD_RANK", "1", 1);
 	a = start_forever("stats");
+	setenv("OMPI_COMM_WORLD_RANK", "0", 1);
 	b = start_forever("all");
+	unsetenv("OMPI_COMM_WORLD_RANK");
+	unsetenv("OMPI_COMM_WORLD_SIZE");
 	snprintf(a_text, sizeof(a_text), "%d", a);
 	snprintf(b_text, sizeof(b_text), "%d", b);
 	ck_assert_int_eq(run_command(record, NULL, NULL, 60), 0);
@@ -1648,6 +1671,21 @@ START_TEST(test_job_of_live_processes)
 	export_job(&capture, 1, out);
 	report_invocations(&capture, 1, &expected);
 	check_job(out, 2, &expected);
+	/* The ranks are kept: each process's file is its rank's. */
+	for (int rank = 0; rank < 2; rank++) {
+		char path[4096], label[64];
+		struct legion_summary s;
+
+		snprintf(path, sizeof(path), "%s/prof_%d.gz", out, rank);
+		read_summary(path, 1008, &s);
+		ck_assert_uint_eq(s.node_id, (unsigned)rank);
+		ck_assert_uint_eq(s.num_nodes, 2);
+		ck_assert_uint_eq(s.process_id, (unsigned)(rank ? a : b));
+		legion_summary_free(&s);
+		snprintf(label, sizeof(label), "%d (optrace-demo) rank %d of 2", rank ? a : b,
+			 rank);
+		report_says(capture, label);
+	}
 	counts_free(&expected);
 	free(capture);
 	free(out);

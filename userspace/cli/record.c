@@ -33,6 +33,7 @@
 #include "bpf/events.h"
 #include "record.skel.h"
 #include "trace/tracer.h"
+#include "trace/runtime_info.h"
 #include "cli/cuda.h"
 
 #define POLL_MS 10
@@ -65,6 +66,7 @@ struct recorder {
 	struct batch_decoder decoder;
 	struct idmap strings; /* (process, address) of strings in the capture */
 	struct idmap named;   /* (process, thread or 0) whose names are in the capture */
+	struct idmap ranked;  /* (process, 0) whose rt_init is in the capture */
 	uint64_t events;
 	uint64_t gpu_records;  /* tells report and export whether to read GPU records ahead */
 	uint64_t gpu_launches; /* ... or to attribute them as they come */
@@ -219,6 +221,37 @@ static bool read_first_line(const char *path, char line[RECORD_NAME_LEN])
 }
 
 /*
+ * The rank a process announced before the recording began, read from
+ * liboptrace's memory the first time the process is met (as stat -p does):
+ * a capture of a live job keeps its ranks. Ordered with the events, as the
+ * probe's rt_init is.
+ */
+static void write_announced_rank(struct recorder *recorder, uint64_t timestamp, uint32_t tgid,
+				 uint32_t tid)
+{
+	struct record_event event = {
+		.timestamp = timestamp, .tgid = tgid, .tid = tid, .type = RECORD_RT_INIT
+	};
+	struct optrace_runtime_info info;
+
+	if (recorder->gpu_only || idmap_get(&recorder->ranked, tgid, 0))
+		return;
+	note_error(recorder, idmap_put(&recorder->ranked, tgid, 0, (void *)1));
+	if (runtime_info_read((pid_t)tgid, &info) || !info.initialized)
+		return; /* not announced yet: its probe will say it */
+	event.rt_init.abi_version = info.abi_version;
+	event.rt_init.rank = info.rank;
+	event.rt_init.rank_count = info.rank_count;
+	if (recorder->fast_path) {
+		note_error(recorder, batch_decoder_push(&recorder->decoder, &event));
+		return;
+	}
+	note_error(recorder, capture_write(recorder->writer, event.type, &event, sizeof(event)));
+	recorder->events++;
+	recorder->bytes += sizeof(event);
+}
+
+/*
  * Names thread tid and its process in the capture, the first time either is
  * met: from the kernel's comms when given (a batch brings them), else from
  * /proc. Written as events arrive, before they wait to be put in order: a
@@ -250,6 +283,7 @@ static void write_names(struct recorder *recorder, uint64_t timestamp, uint32_t 
 			note_error(recorder, capture_write(recorder->writer, RECORD_NAME, &record,
 							   sizeof(record)));
 	}
+	write_announced_rank(recorder, timestamp, tgid, tid);
 }
 
 /* A clock anchor: realtime read between two monotonic reads, at their middle. */
@@ -370,6 +404,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (event->type >= RECORD_RT_INIT && event->type <= RECORD_WAIT_END &&
 	    event->timestamp > recorder->decoder.stop_ns)
 		return 0;
+	if (event->type == RECORD_RT_INIT)
+		note_error(recorder, idmap_put(&recorder->ranked, event->tgid, 0, (void *)1));
 	/* rt_init waits its turn with the batches' events. */
 	if (recorder->fast_path && event->type == RECORD_RT_INIT) {
 		note_error(recorder, batch_decoder_push(&recorder->decoder, event));
@@ -711,6 +747,7 @@ cleanup:
 	batch_decoder_free(&recorder.decoder);
 	idmap_free(&recorder.strings);
 	idmap_free(&recorder.named);
+	idmap_free(&recorder.ranked);
 	free(target);
 	/* The command's status first, as time(1) and perf stat give it. */
 	return status ? status : err ? 1 : 0;
