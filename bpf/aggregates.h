@@ -24,7 +24,12 @@ struct op_key {
 	__u8 mode_reason;
 	__u8 fallback_reason;
 	__u8 status;
-	__u32 pad;
+	/*
+	 * 0 in the kernel; report's: where in the tree (stat_tree_path() of the
+	 * ancestors' names and call sites), so that a helper's children are
+	 * counted under the one call site that made them.
+	 */
+	__u32 path;
 };
 
 #define STAT_MODE_UNSET 0xff

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "json_read.h"
 #include "tables_check.h"
 #include "testlib.h"
 
@@ -167,6 +168,95 @@ START_TEST(test_report_tables)
 }
 END_TEST
 
+#define TREE_DEPTHS 8
+
+/* Calls per depth in report's operations table (helpers indented two spaces a level). */
+static void tree_calls(const char *text, double calls[TREE_DEPTHS])
+{
+	const char *line = strstr(text, "\nOPERATION");
+
+	ck_assert_ptr_nonnull(line);
+	for (line = strchr(line + 1, '\n'); line && line[1] && line[1] != '\n';
+	     line = strchr(line + 1, '\n')) {
+		size_t indent = strspn(line + 1, " ");
+		double count;
+
+		if (line[1] == '#' || line[1] == '(')
+			continue;
+		ck_assert_msg(indent % 2 == 0 && indent / 2 < TREE_DEPTHS, "%.80s", line + 1);
+		ck_assert_msg(sscanf(line + 1 + indent, "%*s %lf", &count) == 1, "%.80s", line + 1);
+		calls[indent / 2] += count;
+	}
+}
+
+/*
+ * Every helper call shows once in the tree, however it is split (by the
+ * user's call sites, by the library's): a helper's children sit under the
+ * one call site that made them, so each level sums to the calls made.
+ */
+START_TEST(test_helper_tree_counts_each_call_once)
+{
+	static const char *const splits[][2] = {
+		{ NULL, NULL },
+		{ "--by-site", NULL },
+		{ "--internal", NULL },
+		{ "--by-site", "--internal" },
+	};
+	char *capture = test_path("run.capture"), *out_path = test_path("report.out");
+	char *record[] = { OPTRACE, "record", "-q",	 "-o",	      capture, "--",
+			   DEMO,    "-q",     "--truth", "/dev/null", NULL };
+
+	NEED_BPF();
+	ck_assert_int_eq(run_command(record, NULL, NULL, 240), 0);
+	for (size_t i = 0; i < sizeof(splits) / sizeof(splits[0]); i++) {
+		double flat[TREE_DEPTHS] = { 0 }, tree[TREE_DEPTHS] = { 0 };
+		char *json_args[8] = { OPTRACE, "report", "--json" },
+		     *text_args[8] = { OPTRACE, "report", "--show-helpers" };
+		int json_argc = 3, text_argc = 3;
+		struct jv *json;
+		char *text;
+
+		for (int k = 0; k < 2 && splits[i][k]; k++) {
+			json_args[json_argc++] = (char *)splits[i][k];
+			text_args[text_argc++] = (char *)splits[i][k];
+		}
+		json_args[json_argc] = text_args[text_argc] = capture;
+		ck_assert_int_eq(run_command(json_args, out_path, NULL, 120), 0);
+		text = read_file(out_path);
+		json = jv_parse(text);
+		ck_assert_ptr_nonnull(json);
+		free(text);
+		for (size_t p = 0; p < jv_get(json, "processes")->count; p++) {
+			const struct jv *ops =
+				jv_get(jv_get(json, "processes")->items[p], "operations");
+
+			for (size_t o = 0; o < ops->count; o++) {
+				double depth = jv_number(ops->items[o], "depth");
+
+				ck_assert(depth >= 0 && depth < TREE_DEPTHS);
+				flat[(int)depth] += jv_number(ops->items[o], "count");
+			}
+		}
+		jv_free(json);
+		ck_assert_int_eq(run_command(text_args, out_path, NULL, 120), 0);
+		text = read_file(out_path);
+		tree_calls(text, tree);
+		ck_assert_msg(flat[1] > 0 && flat[2] > 0, "the demo calls helpers of helpers");
+		for (int d = 0; d < TREE_DEPTHS; d++) {
+			if (tree[d] != flat[d])
+				fputs(text, stderr); /* the tree, to see where */
+			ck_assert_msg(tree[d] == flat[d],
+				      "%s %s: %.0f calls at depth %d in the tree, %.0f made",
+				      splits[i][0] ? splits[i][0] : "",
+				      splits[i][1] ? splits[i][1] : "", tree[d], d, flat[d]);
+		}
+		free(text);
+	}
+	free(capture);
+	free(out_path);
+}
+END_TEST
+
 START_TEST(test_bad_capture_files)
 {
 	char *garbage = test_path("garbage"), *err_path = test_path("err.txt"), *text;
@@ -198,6 +288,7 @@ int main(void)
 	tcase_add_test(tc, test_recorder_killed);
 	tcase_add_test(tc, test_bad_capture_files);
 	tcase_add_test(tc, test_report_tables);
+	tcase_add_test(tc, test_helper_tree_counts_each_call_once);
 	suite_add_tcase(suite, tc);
 
 	return run_suite(suite);

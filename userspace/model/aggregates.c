@@ -233,6 +233,29 @@ static void work_from_tasks(const struct stat_snapshot *snapshot, __u32 tgid, st
 	}
 }
 
+__u32 stat_tree_path(__u32 parent_path, __u64 name, __u64 callsite)
+{
+	/* FNV-1a over the three, 64-bit, folded */
+	__u64 words[3] = { parent_path, name, callsite }, h = 0xcbf29ce484222325ULL;
+
+	for (int w = 0; w < 3; w++) {
+		for (int byte = 0; byte < 8; byte++) {
+			h ^= (words[w] >> (8 * byte)) & 0xff;
+			h *= 0x100000001b3ULL;
+		}
+	}
+	h ^= h >> 32;
+	return (__u32)h ?: 1;
+}
+
+bool stat_summary_is_child(const struct op_summary *child, const struct op_summary *parent)
+{
+	if (child->depth != parent->depth + 1 || child->parent_name != parent->name)
+		return false;
+	return !child->path ||
+	       child->path == stat_tree_path(parent->path, parent->name, parent->callsite);
+}
+
 size_t stat_summarize_ops(const struct stat_snapshot *snapshot, __u32 tgid, struct op_summary **out)
 {
 	struct op_summary *summaries = calloc(snapshot->op_count + 1, sizeof(*summaries));
@@ -250,7 +273,8 @@ size_t stat_summarize_ops(const struct stat_snapshot *snapshot, __u32 tgid, stru
 			    summaries[j].depth == row->key.depth &&
 			    summaries[j].parent_name == row->key.parent_name &&
 			    summaries[j].root_name == row->key.root_name &&
-			    summaries[j].callsite == row->key.callsite) {
+			    summaries[j].callsite == row->key.callsite &&
+			    summaries[j].path == row->key.path) {
 				s = &summaries[j];
 				break;
 			}
@@ -262,6 +286,7 @@ size_t stat_summarize_ops(const struct stat_snapshot *snapshot, __u32 tgid, stru
 			s->root_name = row->key.root_name;
 			s->callsite = row->key.callsite;
 			s->depth = row->key.depth;
+			s->path = row->key.path;
 		}
 		latency_merge(&s->latency, &row->latency);
 		err = err ?: durations_merge(&s->durations, row->durations);

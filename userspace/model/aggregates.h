@@ -194,6 +194,7 @@ struct op_summary {
 	__u64 root_name;
 	__u64 callsite;
 	__u32 depth;
+	__u32 path; /* as struct op_key's */
 	struct latency latency;
 	struct durations *durations; /* owned; NULL: the histogram only */
 	struct op_work work;
@@ -210,6 +211,15 @@ struct op_summary {
 size_t stat_summarize_ops(const struct stat_snapshot *snapshot, __u32 tgid,
 			  struct op_summary **out);
 void stat_summaries_free(struct op_summary *summaries, size_t count);
+
+/*
+ * The path of a child of the row (name, callsite) at path parent_path: never
+ * 0, so that a row with a parent and path 0 (stat's) matches by names alone.
+ */
+__u32 stat_tree_path(__u32 parent_path, __u64 name, __u64 callsite);
+
+/* Whether summary child sits under parent in the tree. */
+bool stat_summary_is_child(const struct op_summary *child, const struct op_summary *parent);
 
 /* What a user waits for, at most: the larger of the calls' time, their tasks' and GPU's. */
 __u64 stat_summary_cost(const struct op_summary *summary);

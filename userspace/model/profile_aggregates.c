@@ -82,6 +82,21 @@ static void record_latency(struct report_builder *builder, struct latency *laten
 		builder->error = -ENOMEM;
 }
 
+/* The call site an operation's row is keyed by: with --by-site, and a helper's with --internal. */
+static __u64 keyed_callsite(const struct report_builder *builder, const struct profile_op *op)
+{
+	return (op->depth ? builder->internal : builder->by_site) ? op->callsite : 0;
+}
+
+/* The path of parent's children: its ancestors are open while it is. */
+static __u32 tree_path(const struct report_builder *builder, const struct profile_op *parent)
+{
+	if (!parent)
+		return 0;
+	return stat_tree_path(tree_path(builder, parent->parent), parent->name,
+			      keyed_callsite(builder, parent));
+}
+
 static void on_op_done(void *ctx, const struct profile *profile, const struct profile_op *op)
 {
 	struct report_builder *builder = ctx;
@@ -99,8 +114,8 @@ static void on_op_done(void *ctx, const struct profile *profile, const struct pr
 	};
 	struct op_row *row;
 
-	if (op->depth ? builder->internal : builder->by_site)
-		key.callsite = op->callsite;
+	key.callsite = keyed_callsite(builder, op);
+	key.path = tree_path(builder, op->parent);
 	row = FIND(builder, TABLE_OPS, ops, op_count, key);
 
 	(void)profile;

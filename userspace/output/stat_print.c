@@ -130,8 +130,7 @@ static void print_helpers(FILE *out, const struct stat_snapshot *snapshot, __u32
 	for (size_t i = 0; i < count; i++) {
 		struct op_summary *s = &summaries[i];
 
-		if (s->depth != parent->depth + 1 || s->parent_name != parent->name ||
-		    s->root_name != root_name)
+		if (!stat_summary_is_child(s, parent) || s->root_name != root_name)
 			continue;
 		print_op_line(out, snapshot, tgid, s, indent);
 		print_helpers(out, snapshot, tgid, summaries, count, s, root_name, indent + 1);
