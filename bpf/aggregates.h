@@ -16,11 +16,12 @@ _Static_assert(STAT_NAME_LEN == RECORD_STRING_LEN, "stat and record cut names al
 struct op_key {
 	__u32 tgid;
 	__u32 depth;
-	__u64 name;	   /* address of the name in the process */
-	__u64 parent_name; /* the parent's, 0 at depth 0 or when it began untraced */
-	__u64 root_name;   /* the depth-0 operation's, 0 at depth 0 or when unknown */
-	__u64 callsite;	   /* 0 in the kernel; optrace report --by-site, --internal */
-	__u8 mode;	   /* enum optrace_mode, STAT_MODE_UNSET if never announced */
+	__u64 name;	       /* address of the name in the process */
+	__u64 parent_name;     /* the parent's, 0 at depth 0 or when it began untraced */
+	__u64 root_name;       /* the depth-0 operation's, 0 at depth 0 or when unknown */
+	__u64 callsite;	       /* 0 in the kernel; optrace report --by-site, --internal */
+	__u64 fallback_detail; /* what its fallback said, 0 if none: the fallback table's rows */
+	__u8 mode;	       /* enum optrace_mode, STAT_MODE_UNSET if never announced */
 	__u8 mode_reason;
 	__u8 fallback_reason;
 	__u8 status;
@@ -73,7 +74,11 @@ struct launch_stats {
 	__u64 points;
 };
 
-/* Fallbacks, per (process, op name, reason, detail, root op). */
+/*
+ * Fallbacks, per (process, op name, reason, detail, root op): summed from
+ * the operations' rows (stat_derive_fallbacks), so that a table and the
+ * FALLBACK column always count the same calls.
+ */
 struct fallback_key {
 	__u32 tgid;
 	__u32 reason;

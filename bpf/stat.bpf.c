@@ -43,6 +43,7 @@ struct frame {
 	__u8 mode;
 	__u8 mode_reason;
 	__u8 fallback_reason;
+	__u64 fallback_detail;
 };
 
 /* A task point running on a thread: where a GPU launch there counts. */
@@ -146,13 +147,6 @@ struct {
 	__type(key, struct launch_key);
 	__type(value, struct launch_stats);
 } launch_stats SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, MAX_OPS);
-	__type(key, struct fallback_key);
-	__type(value, __u64);
-} fallback_stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -388,6 +382,7 @@ static __always_inline void on_op_begin(struct event_place *place, __u64 now, __
 	frame->mode = STAT_MODE_UNSET;
 	frame->mode_reason = 0;
 	frame->fallback_reason = 0;
+	frame->fallback_detail = 0;
 	if (!parent && depth > 0)
 		state->frames[(depth - 1) & (STAT_STACK_MAX - 1)].op = 0; /* began untraced */
 	state->depth = depth + 1;
@@ -404,28 +399,15 @@ static __always_inline void on_op_mode(struct event_place *place, __u64 op, int 
 	}
 }
 
+/* Counted with the call, when it ends: see struct fallback_key. */
 static __always_inline void on_op_fallback(struct event_place *place, __u64 op, int reason,
 					   __u64 detail)
 {
 	struct frame *frame = top_frame(place->state, op);
-	struct fallback_key key = { .tgid = place->tgid, .reason = reason, .detail = detail };
-	bool created;
-	__u64 *count;
 
-	if (!frame)
-		return;
-	frame->fallback_reason = reason;
-	key.name = frame->name;
-	/* A helper's fallback: counted under the operation the user called too. */
-	if (frame != &place->state->frames[0] && place->state->frames[0].op)
-		key.root_name = place->state->frames[0].name;
-	count = lookup_or_init(&fallback_stats, &key, &zero_latency, &created);
-	if (!count)
-		return;
-	(*count)++;
-	if (created) {
-		copy_string(place->tgid, detail, place->in_process);
-		copy_string(place->tgid, key.root_name, place->in_process);
+	if (frame) {
+		frame->fallback_reason = reason;
+		frame->fallback_detail = detail;
 	}
 }
 
@@ -454,6 +436,7 @@ static __always_inline void on_op_end(struct event_place *place, __u64 now, __u6
 	key.mode = frame->mode;
 	key.mode_reason = frame->mode_reason;
 	key.fallback_reason = frame->fallback_reason;
+	key.fallback_detail = frame->fallback_detail;
 	key.status = status;
 	frame->op = 0;
 	state->depth = depth;
@@ -475,6 +458,7 @@ static __always_inline void on_op_end(struct event_place *place, __u64 now, __u6
 		copy_string(place->tgid, key.name, place->in_process);
 		copy_string(place->tgid, key.parent_name, place->in_process);
 		copy_string(place->tgid, key.root_name, place->in_process);
+		copy_string(place->tgid, key.fallback_detail, place->in_process);
 	}
 }
 

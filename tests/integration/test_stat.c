@@ -533,6 +533,80 @@ START_TEST(test_tables_as_report)
 }
 END_TEST
 
+/* Calls of name (depth 0) that fell back: the FALLBACK column / the fallback table. */
+static void fallback_counts(const struct jv *process, const char *name, double *column,
+			    double *table)
+{
+	const struct jv *ops = jv_get(process, "operations"), *rows = jv_get(process, "fallbacks");
+
+	*column = *table = 0;
+	for (size_t i = 0; i < ops->count; i++) {
+		const struct jv *modes = jv_get(ops->items[i], "modes");
+
+		if (jv_number(ops->items[i], "depth") ||
+		    strcmp(jv_string(ops->items[i], "name"), name))
+			continue;
+		for (size_t m = 0; m < modes->count; m++)
+			if (!strcmp(jv_string(modes->items[m], "mode"), "fallback"))
+				*column += jv_number(modes->items[m], "count");
+	}
+	for (size_t i = 0; i < rows->count; i++) {
+		if (jv_get(rows->items[i], "root")->type == JV_NULL &&
+		    !strcmp(jv_string(rows->items[i], "operation"), name))
+			*table += jv_number(rows->items[i], "count");
+	}
+}
+
+/*
+ * A live process's screen agrees with itself: the fallback table counts the
+ * very calls the FALLBACK column does, in every interval, while operations
+ * end as it is read.
+ */
+START_TEST(test_one_snapshot_agrees)
+{
+	static const char *const names[] = { "demo.sort", "demo.round", "demo.add", "demo.mean" };
+	char *json = test_path("intervals.json"), *text, pid_text[16];
+	char *argv[] = { OPTRACE, "stat", "--json", "-q", "-p", pid_text, "1", "4", NULL };
+	int intervals = 0;
+	pid_t demo = fork();
+
+	NEED_BPF();
+	ck_assert_int_ge(demo, 0);
+	if (demo == 0) {
+		execl(DEMO, DEMO, "--forever", "--workload", "fallback", "-q", "--truth",
+		      "/dev/null", (char *)NULL);
+		_exit(127);
+	}
+	usleep(300 * 1000);
+	snprintf(pid_text, sizeof(pid_text), "%d", demo);
+	ck_assert_int_eq(run_command(argv, json, NULL, 60), 0);
+	reap_within(demo, SIGTERM, 10);
+	text = read_file(json);
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		struct jv *snapshot = jv_parse(line);
+		const struct jv *processes;
+
+		ck_assert_msg(snapshot, "not JSON: %.200s", line);
+		processes = jv_get(snapshot, "processes");
+		ck_assert_uint_eq(processes->count, 1);
+		for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
+			double column, table;
+
+			fallback_counts(processes->items[0], names[n], &column, &table);
+			ck_assert_msg(column > 0 && column == table,
+				      "interval %d: %s fell back %.0f times in its row, %.0f in "
+				      "the table",
+				      intervals, names[n], column, table);
+		}
+		jv_free(snapshot);
+		intervals++;
+	}
+	ck_assert_int_eq(intervals, 4);
+	free(text);
+	free(json);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("stat");
@@ -556,6 +630,7 @@ int main(void)
 	tcase_add_test(tc, test_sigkill_detaches);
 	tcase_add_test(tc, test_clear_errors);
 	tcase_add_test(tc, test_tables_as_report);
+	tcase_add_test(tc, test_one_snapshot_agrees);
 	suite_add_tcase(suite, tc);
 
 	return run_suite(suite);

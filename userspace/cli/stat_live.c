@@ -212,6 +212,7 @@ static void fill_strings(struct stat_bpf *skel, struct stat_snapshot *snapshot)
 		fill_string(skel, snapshot, k->tgid, k->name);
 		fill_string(skel, snapshot, k->tgid, k->parent_name);
 		fill_string(skel, snapshot, k->tgid, k->root_name);
+		fill_string(skel, snapshot, k->tgid, k->fallback_detail);
 	}
 	for (size_t i = 0; i < snapshot->task_count; i++) {
 		const struct task_key *k = &snapshot->tasks[i].key;
@@ -328,10 +329,9 @@ static size_t forget_in(const struct bpf_map *map, const __u32 *tgids, size_t co
 size_t stat_forget_processes(struct stat_bpf *skel, const __u32 *tgids, size_t count)
 {
 	const struct bpf_map *maps[] = {
-		skel->maps.op_stats,	     skel->maps.task_stats, skel->maps.launch_stats,
-		skel->maps.fallback_stats,   skel->maps.wait_stats, skel->maps.strings,
-		skel->maps.processes,	     skel->maps.gpu_stats,  skel->maps.gpu_drops,
-		skel->maps.gpu_correlations,
+		skel->maps.op_stats,   skel->maps.task_stats, skel->maps.launch_stats,
+		skel->maps.wait_stats, skel->maps.strings,    skel->maps.processes,
+		skel->maps.gpu_stats,  skel->maps.gpu_drops,  skel->maps.gpu_correlations,
 	};
 	size_t deleted = 0;
 

@@ -222,12 +222,7 @@ int stat_snapshot_read(struct stat_bpf *skel, struct stat_snapshot *snapshot, bo
 				  sizeof(struct launch_stats), offsetof(struct launch_row, stats),
 				  sizeof(struct launch_row), sum_launch, clear,
 				  (void **)&snapshot->launches, &snapshot->launch_count);
-	err = err
-		      ?: read_map(bpf_map__fd(skel->maps.fallback_stats),
-				  sizeof(struct fallback_key), sizeof(__u64),
-				  offsetof(struct fallback_row, count), sizeof(struct fallback_row),
-				  sum_u64, clear, (void **)&snapshot->fallbacks,
-				  &snapshot->fallback_count);
+	err = err ?: stat_derive_fallbacks(snapshot);
 	err = err
 		      ?: read_map(bpf_map__fd(skel->maps.wait_stats), sizeof(struct wait_key),
 				  sizeof(struct latency), offsetof(struct wait_row, latency),

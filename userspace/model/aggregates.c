@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "model/aggregates.h"
 
 static const char *const loss_names[STAT_LOSS__COUNT] = {
@@ -50,6 +51,38 @@ void stat_snapshot_free(struct stat_snapshot *snapshot)
 	free(snapshot->waits);
 	free(snapshot->strings);
 	memset(snapshot, 0, sizeof(*snapshot));
+}
+
+int stat_derive_fallbacks(struct stat_snapshot *snapshot)
+{
+	struct fallback_row *rows = calloc(snapshot->op_count + 1, sizeof(*rows));
+	size_t count = 0;
+
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < snapshot->op_count; i++) {
+		const struct op_key *op = &snapshot->ops[i].key;
+		struct fallback_key key = {
+			.tgid = op->tgid,
+			.reason = op->fallback_reason,
+			.name = op->name,
+			.detail = op->fallback_detail,
+			.root_name = op->depth ? op->root_name : 0,
+		};
+		size_t j;
+
+		if (op->fallback_reason == OPTRACE_FALLBACK_NONE)
+			continue;
+		for (j = 0; j < count && memcmp(&rows[j].key, &key, sizeof(key)); j++)
+			;
+		if (j == count)
+			rows[count++].key = key;
+		rows[j].count += snapshot->ops[i].latency.count;
+	}
+	free(snapshot->fallbacks);
+	snapshot->fallbacks = rows;
+	snapshot->fallback_count = count;
+	return 0;
 }
 
 int stat_add_loss(struct stat_snapshot *snapshot, const char *name, __u64 value)
@@ -235,16 +268,10 @@ static void work_from_tasks(const struct stat_snapshot *snapshot, __u32 tgid, st
 
 __u32 stat_tree_path(__u32 parent_path, __u64 name, __u64 callsite)
 {
-	/* FNV-1a over the three, 64-bit, folded */
-	__u64 words[3] = { parent_path, name, callsite }, h = 0xcbf29ce484222325ULL;
+	__u64 words[3] = { parent_path, name, callsite };
+	__u64 h = hash_bytes(HASH_SEED, words, sizeof(words));
 
-	for (int w = 0; w < 3; w++) {
-		for (int byte = 0; byte < 8; byte++) {
-			h ^= (words[w] >> (8 * byte)) & 0xff;
-			h *= 0x100000001b3ULL;
-		}
-	}
-	h ^= h >> 32;
+	h ^= h >> 32; /* folded */
 	return (__u32)h ?: 1;
 }
 

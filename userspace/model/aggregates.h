@@ -144,6 +144,13 @@ struct stat_snapshot {
 
 void stat_snapshot_free(struct stat_snapshot *snapshot);
 
+/*
+ * The fallback table, summed from the operations' rows (those that fell
+ * back, by name, reason, detail and the operation the user called): the same
+ * calls as the FALLBACK column, taken at one time. 0 or -ENOMEM.
+ */
+int stat_derive_fallbacks(struct stat_snapshot *snapshot);
+
 /* Adds value to the loss called name (one of stat_loss_name's, else a new one). 0 or -ENOMEM. */
 int stat_add_loss(struct stat_snapshot *snapshot, const char *name, __u64 value);
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "model/gpu_aggregates.h"
 
 #define OUTSIDE_OPS "(launched outside any operation)"
@@ -18,14 +19,11 @@ void gpu_report_init(struct gpu_report *report)
 
 static uint64_t hash_key(const char *name, const char *op, int variant)
 {
-	uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)(variant + 2);
+	static const unsigned char separator = 0xff; /* not in UTF-8 */
+	uint64_t h = hash_text(HASH_SEED ^ (uint64_t)(variant + 2), name);
 
-	for (const char *p = name; *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-	h = (h ^ 0xff) * 0x100000001b3ULL;
-	for (const char *p = op ? op : ""; *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-	return h;
+	h = hash_bytes(h, &separator, 1);
+	return hash_text(h, op ? op : "");
 }
 
 static bool row_is(const struct gpu_report_row *row, const char *name, const char *op, int variant)

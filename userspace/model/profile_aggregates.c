@@ -3,18 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "model/profile_aggregates.h"
 
 enum table { TABLE_OPS, TABLE_TASKS, TABLE_LAUNCHES, TABLE_FALLBACKS, TABLE_WAITS };
 
 static uint64_t hash_key(enum table table, const void *key, size_t size)
 {
-	const unsigned char *bytes = key;
-	uint64_t hash = 0xcbf29ce484222325ULL ^ table; /* FNV-1a */
-
-	for (size_t i = 0; i < size; i++)
-		hash = (hash ^ bytes[i]) * 0x100000001b3ULL;
-	return hash;
+	return hash_bytes(HASH_SEED ^ table, key, size);
 }
 
 /*
@@ -114,6 +110,8 @@ static void on_op_done(void *ctx, const struct profile *profile, const struct pr
 	};
 	struct op_row *row;
 
+	if (op->fallback_reason != OPTRACE_FALLBACK_NONE)
+		key.fallback_detail = op->fallback_detail;
 	key.callsite = keyed_callsite(builder, op);
 	key.path = tree_path(builder, op->parent);
 	row = FIND(builder, TABLE_OPS, ops, op_count, key);
@@ -166,24 +164,6 @@ static void on_task_launch(void *ctx, const struct profile *profile, uint32_t tg
 	}
 }
 
-static void on_fallback(void *ctx, const struct profile *profile, const struct profile_op *op)
-{
-	struct report_builder *builder = ctx;
-	struct fallback_key key = {
-		.tgid = op->tgid,
-		.reason = (__u32)op->fallback_reason,
-		.name = op->name,
-		.detail = op->fallback_detail,
-		/* A helper's: under the operation the user called, as every table. */
-		.root_name = op->depth ? op->root_name : 0,
-	};
-	struct fallback_row *row = FIND(builder, TABLE_FALLBACKS, fallbacks, fallback_count, key);
-
-	(void)profile;
-	if (row)
-		row->count++;
-}
-
 static void on_wait(void *ctx, const struct profile *profile, const struct profile_wait *wait)
 {
 	struct report_builder *builder = ctx;
@@ -217,7 +197,6 @@ void report_builder_init(struct report_builder *builder, struct profile_consumer
 		.op_done = on_op_done,
 		.task_run = on_task_run,
 		.task_launch = on_task_launch,
-		.fallback = on_fallback,
 		.wait = on_wait,
 		.gpu = on_gpu,
 	};
@@ -232,6 +211,8 @@ int report_builder_finish(struct report_builder *builder, const struct profile *
 	if (builder->error || builder->gpu.error)
 		return builder->error ?: builder->gpu.error;
 	snapshot->work_per_op = true;
+	if (stat_derive_fallbacks(snapshot))
+		return -ENOMEM;
 	snapshot->has_gpu = profile->gpu != NULL;
 	snapshot->strings = calloc(profile->strings.count + 1, sizeof(*snapshot->strings));
 	if (!snapshot->strings)

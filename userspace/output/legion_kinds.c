@@ -11,6 +11,7 @@
 
 #include <optrace/abi.h>
 
+#include "common/hash.h"
 #include "output/legion_kinds.h"
 
 #define SEED_CONFIGURATION 0xa4f3a3u /* 0b101001001111001110100011 */
@@ -143,11 +144,7 @@ const char *legion_kinds_name(const struct legion_kinds *kinds, uint32_t task_id
 
 static uint64_t name_hash(const char *name)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = (h ^ *p) * 0x100000001b3ULL;
-	return h;
+	return hash_text(HASH_SEED, name);
 }
 
 /* The hue the reader gives the variant at position (its rank among all variants). */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "output/legion_prof.h"
 #include "output/legion_prof_internal.h"
 
@@ -174,11 +175,7 @@ int legion_prof_proc_desc(struct legion_prof *prof, enum legion_prof_proc_kind k
 
 static uint64_t text_hash(const char *text)
 {
-	uint64_t hash = 0xcbf29ce484222325ULL; /* FNV-1a */
-
-	while (*text)
-		hash = (hash ^ (unsigned char)*text++) * 0x100000001b3ULL;
-	return hash;
+	return hash_text(HASH_SEED, text);
 }
 
 /* Remembers text's id so the next range with the same title reuses it. */
