@@ -224,9 +224,16 @@ static void optrace_run(struct run *run, const char *command, const char *const 
 	free(err_path);
 }
 
+/* optrace report --wide ARGS...: its lines whole, whatever the width. */
 static void report(struct run *run, const char *const args[])
 {
-	optrace_run(run, "report", args);
+	const char *wide[16] = { "--wide" };
+	int n = 1;
+
+	for (int i = 0; args[i] && n < 15; i++)
+		wide[n++] = args[i];
+	wide[n] = NULL;
+	optrace_run(run, "report", wide);
 }
 
 static void run_free(struct run *run)

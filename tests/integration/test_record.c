@@ -144,8 +144,8 @@ START_TEST(test_report_tables)
 			   "--",    DEMO,     "--workload", "fallback",	 "--omp",
 			   "1",	    "-q",     "--truth",    "/dev/null", NULL };
 	char *json_report[] = { OPTRACE, "report", "--json", capture, NULL };
-	char *text_report[] = { OPTRACE, "report", capture, NULL };
-	char *helpers_report[] = { OPTRACE, "report", "--show-helpers", capture, NULL };
+	char *text_report[] = { OPTRACE, "report", "--wide", capture, NULL };
+	char *helpers_report[] = { OPTRACE, "report", "--wide", "--show-helpers", capture, NULL };
 	char *json, *text, *helpers;
 
 	NEED_BPF();
@@ -181,7 +181,8 @@ static void tree_calls(const char *text, double calls[TREE_DEPTHS])
 		size_t indent = strspn(line + 1, " ");
 		double count;
 
-		if (line[1] == '#' || line[1] == '(')
+		/* legends and notes; a row's reasons on a line of their own */
+		if (line[1] == '#' || line[1] == '(' || !strncmp(line + 1 + indent, "\u21b3", 3))
 			continue;
 		ck_assert_msg(indent % 2 == 0 && indent / 2 < TREE_DEPTHS, "%.80s", line + 1);
 		ck_assert_msg(sscanf(line + 1 + indent, "%*s %lf", &count) == 1, "%.80s", line + 1);

@@ -508,12 +508,13 @@ START_TEST(test_tables_as_report)
 	char *json_stat[] = { OPTRACE,	    "stat",	 "--json", "--", DEMO,
 			      "--workload", "fallback",	 "--omp",  "1",	 "-q",
 			      "--truth",    "/dev/null", NULL };
-	char *text_stat[] = { OPTRACE, "stat", "--", DEMO,	"--workload", "fallback",
-			      "--omp", "1",    "-q", "--truth", "/dev/null",  NULL };
-	char *helpers_stat[] = { OPTRACE, "stat",	"--show-helpers", "--",
-				 DEMO,	  "--workload", "fallback",	  "--omp",
-				 "1",	  "-q",		"--truth",	  "/dev/null",
-				 NULL };
+	char *text_stat[] = { OPTRACE,	    "stat",	 "--wide", "--", DEMO,
+			      "--workload", "fallback",	 "--omp",  "1",	 "-q",
+			      "--truth",    "/dev/null", NULL };
+	char *helpers_stat[] = { OPTRACE,     "stat", "--wide",	    "--show-helpers",
+				 "--",	      DEMO,   "--workload", "fallback",
+				 "--omp",     "1",    "-q",	    "--truth",
+				 "/dev/null", NULL };
 
 	NEED_BPF();
 	ck_assert_int_eq(run_command(json_stat, json_path, NULL, 240), 0);

@@ -128,7 +128,7 @@ void check_demo_tables(const char *json, const char *text, const char *helpers_t
 	jv_free(root);
 
 	/* the text: columns said, values in words, helpers named */
-	ck_assert_msg(strstr(text, " CALL(ms)   TASK(ms) ") && strstr(text, "\n# CALL: "), "%s",
+	ck_assert_msg(strstr(text, " CALL(ms) TASK(ms) ") && strstr(text, "\n# CALL: "), "%s",
 		      text);
 	ck_assert_msg(strstr(text, " not announced=") && strstr(text, "  fallback="), "%s", text);
 	ck_assert_msg(!strstr(text, "unset") && !strstr(text, "fallback:fallback") &&

@@ -634,7 +634,7 @@ START_TEST(test_report_names_printable)
 	profile_set_gpu(&profile, &gpu);
 	profile_finish(&profile);
 	gpu_report_summarize(&report, &profile, 0);
-	gpu_report_print(out, &report);
+	gpu_report_print(out, &report, 0);
 	fclose(out);
 	ck_assert_msg(!strchr(text, '\x1b') && !strstr(text, "\nFAKE"), "%s", text);
 	ck_assert_msg(strstr(text, "evil?FAKE ROW 9?[31m?"), "%s", text);
@@ -668,7 +668,7 @@ START_TEST(test_report_by_launching_helper)
 	add_kernel(2, 2000, 0);
 	feed_ops();
 	gpu_report_summarize(&report, &profile, 0);
-	gpu_report_print(out, &report);
+	gpu_report_print(out, &report, 0);
 	fclose(out);
 	ck_assert_msg(strstr(text, "np.mean via np.sum"), "%s", text);
 	ck_assert_msg(strstr(text, "\nnp.mean   "), "%s", text);

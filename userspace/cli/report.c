@@ -21,6 +21,7 @@
 #include "model/profile_aggregates.h"
 #include "output/gpu_tables.h"
 #include "output/stat_print.h"
+#include "output/text_table.h"
 
 static struct {
 	const char *paths[REPLAY_SOURCES_MAX];
@@ -33,6 +34,7 @@ static struct {
 	const char *gpu_file;
 	const char *output; /* -o: written whole, or left as it was */
 	struct stat_print_options print;
+	bool wide;
 } env;
 
 static const char doc[] =
@@ -59,12 +61,15 @@ enum {
 	OPT_INTERNAL,
 	OPT_GPU,
 	OPT_FORCE,
+	OPT_WIDE,
 };
 
 static const struct argp_option options[] = {
 	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
 	  0 },
 	{ "json", OPT_JSON, NULL, 0, "Print JSON, as optrace stat --json does", 0 },
+	{ "wide", OPT_WIDE, NULL, 0,
+	  "Every column, lines as long as they are (else the terminal's width, COLUMNS or 80)", 0 },
 	{ "output", 'o', "OUTPUT", 0, "Write the report to OUTPUT instead of stdout", 0 },
 	{ "force", OPT_FORCE, NULL, 0,
 	  "Write into a folder another user can change, or through a symbolic link to one", 0 },
@@ -97,6 +102,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_GPU:
 		env.gpu_file = arg;
+		return 0;
+	case OPT_WIDE:
+		env.wide = true;
 		return 0;
 	case OPT_FORCE:
 		out_file_allow_shared(true);
@@ -132,27 +140,31 @@ static void print_source(FILE *out, const char *path, const struct capture_heade
 			 const struct capture_status *status, double seconds)
 {
 	const struct capture_trailer *trailer = &status->trailer;
-	char safe[256];
+	char safe[256], target[1024], host[256];
+	char span[32] = "";
+	int width = env.print.width;
 
-	fprintf(out, "capture %s: %s%s%s, %llu records", path,
-		header->target[0] ? header->target : "(no target)",
-		header->hostname[0] ? " on " : "", header->hostname,
-		(unsigned long long)status->records);
 	if (seconds >= 0)
-		fprintf(out, " over %.3f s", seconds);
-	fputc('\n', out);
+		snprintf(span, sizeof(span), " over %.3f s", seconds);
+	/* The file's words: made printable. */
+	text_printf(out, width, "capture %s: %s%s%s, %llu records%s", path,
+		    header->target[0] ? printable_text(header->target, target, sizeof(target))
+				      : "(no target)",
+		    header->hostname[0] ? " on " : "",
+		    printable_text(header->hostname, host, sizeof(host)),
+		    (unsigned long long)status->records, span);
 	for (size_t i = 0; status->has_trailer && i < trailer->counter_count; i++) {
 		const struct capture_counter *counter = &trailer->counters[i];
 
 		if (!counter->value || strncmp(counter->name, "lost.", 5))
 			continue;
-		fprintf(out, "LOST: %s = %llu%s\n",
-			printable_text(counter->name, safe, sizeof(safe)),
-			(unsigned long long)counter->value,
-			!strcmp(counter->name, "lost.ringbuf_full") ||
-					!strcmp(counter->name, "lost.strings")
-				? " (the ring buffer was full: raise --ringbuf)"
-				: "");
+		text_printf(out, width, "LOST: %s = %llu%s",
+			    printable_text(counter->name, safe, sizeof(safe)),
+			    (unsigned long long)counter->value,
+			    !strcmp(counter->name, "lost.ringbuf_full") ||
+					    !strcmp(counter->name, "lost.strings")
+				    ? " (the ring buffer was full: raise --ringbuf)"
+				    : "");
 	}
 }
 
@@ -161,6 +173,7 @@ static void print_summary(FILE *out, const struct replay *replay, const struct p
 {
 	double seconds = (profile->stats.last_ns - profile->stats.first_ns) / 1e9;
 	char safe[2 * sizeof(replay->notes[0].text)];
+	int width = env.print.width;
 
 	if (seconds < 0)
 		seconds = 0;
@@ -170,23 +183,23 @@ static void print_summary(FILE *out, const struct replay *replay, const struct p
 		print_source(out, replay->sources[i].path, replay->sources[i].header,
 			     replay->sources[i].status, replay->source_count > 1 ? -1 : seconds);
 	if (replay->source_count > 1)
-		fprintf(out, "merged onto one timeline (by their hosts' clocks): %.3f s\n",
-			seconds);
+		text_printf(out, width, "merged onto one timeline (by their hosts' clocks): %.3f s",
+			    seconds);
 	/* How reading ended, when not cleanly; what the recorder could not write. */
 	for (size_t i = 0; i < replay->note_count; i++)
-		fprintf(out, "%s: %s\n", replay->notes[i].lost ? "LOST" : "NOTE",
-			printable_text(replay->notes[i].text, safe, sizeof(safe)));
+		text_printf(out, width, "%s: %s", replay->notes[i].lost ? "LOST" : "NOTE",
+			    printable_text(replay->notes[i].text, safe, sizeof(safe)));
 	if (profile->stats.cut_ops || profile->stats.cut_runs)
-		fprintf(out,
-			"%llu operations and %llu task runs were still open at the end: "
-			"closed there\n",
-			(unsigned long long)profile->stats.cut_ops,
-			(unsigned long long)profile->stats.cut_runs);
+		text_printf(out, width,
+			    "%llu operations and %llu task runs were still open at the end: "
+			    "closed there",
+			    (unsigned long long)profile->stats.cut_ops,
+			    (unsigned long long)profile->stats.cut_runs);
 	if (profile->stats.unmatched)
-		fprintf(out,
-			"%llu ends whose begin is not in the capture (begun before "
-			"recording) are left out\n",
-			(unsigned long long)profile->stats.unmatched);
+		text_printf(out, width,
+			    "%llu ends whose begin is not in the capture (begun before "
+			    "recording) are left out",
+			    (unsigned long long)profile->stats.unmatched);
 	fputc('\n', out);
 }
 
@@ -304,6 +317,7 @@ int cmd_report(int argc, char **argv)
 			diag("cannot read %s: %s", env.path, strerror(-err));
 		goto finish;
 	}
+	env.print.width = text_output_width(out, env.wide);
 	report_builder_init(&builder, &consumer, env.by_site, env.internal);
 	builder.gpu.show_helpers = env.print.show_helpers;
 	profile_init(&profile, &consumer);
@@ -336,7 +350,7 @@ int cmd_report(int argc, char **argv)
 	env.print.json_members_ctx = &json_members;
 	stat_print(out, &builder.snapshot, &env.print);
 	if (!env.print.json)
-		gpu_report_print(out, &builder.gpu);
+		gpu_report_print(out, &builder.gpu, env.print.width);
 	/* What could be read was printed, with why the rest could not: then fail. */
 	err = replay_check_readable(&replay) ?: err;
 

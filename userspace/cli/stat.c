@@ -25,6 +25,7 @@
 #include "cli/cuda.h"
 #include "cli/stat_live.h"
 #include "output/stat_print.h"
+#include "output/text_table.h"
 #include "trace/tracer.h"
 
 #define TICK_MS 100
@@ -34,6 +35,7 @@ static struct {
 	int count;	/* intervals to print; 0: until stopped */
 	int duration_s;
 	struct stat_print_options print;
+	bool wide;
 	bool top;	    /* optrace top: a live screen */
 	bool cuda;	    /* GPU activity too */
 	bool cumulative;    /* top: totals since start, not per interval */
@@ -84,11 +86,14 @@ enum {
 	OPT_SHOW_HELPERS,
 	OPT_CUDA,
 	OPT_FORCE,
+	OPT_WIDE,
 };
 
 static const struct argp_option stat_options[] = {
 	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
 	{ "json", OPT_JSON, NULL, 0, "Print JSON for machines", 0 },
+	{ "wide", OPT_WIDE, NULL, 0,
+	  "Every column, lines as long as they are (else the terminal's width, COLUMNS or 80)", 0 },
 	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
 	  0 },
 	{ "output", 'o', "FILE", 0,
@@ -130,6 +135,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case 'C':
 		env.cumulative = true;
+		return 0;
+	case OPT_WIDE:
+		env.wide = true;
 		return 0;
 	case OPT_FORCE:
 		out_file_allow_shared(true);
@@ -179,6 +187,7 @@ static void print_screen(struct stat_snapshot *snapshot)
 	int rows = 1;
 
 	ioctl(STDOUT_FILENO, TIOCGWINSZ, &size);
+	env.print.width = size.ws_col;
 	report = open_memstream(&text, &length);
 	if (!report)
 		return;
@@ -278,6 +287,7 @@ static int print_snapshot(struct stat_bpf *skel, bool clear)
 			strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&now));
 			fprintf(env.out, "%s\n", stamp);
 		}
+		env.print.width = text_output_width(env.out, env.wide);
 		stat_print(env.out, &snapshot, &env.print);
 		fflush(env.out);
 	}

@@ -7,6 +7,7 @@
 #include "common/diag.h"
 #include "output/gpu_tables.h"
 #include "output/json.h"
+#include "output/text_table.h"
 
 static const char *variant_name(int variant)
 {
@@ -50,7 +51,7 @@ bool gpu_losses_note(const struct profile *profile, uint64_t ring_buffer_lost,
 	return present;
 }
 
-static void print_summary(FILE *out, const struct gpu_report *report)
+static void print_summary(FILE *out, const struct gpu_report *report, int width)
 {
 	const struct gpu_summary *s = &report->summary;
 	uint64_t device_ns = 0;
@@ -58,68 +59,101 @@ static void print_summary(FILE *out, const struct gpu_report *report)
 
 	for (size_t i = 0; i < report->ops.count; i++)
 		device_ns += report->ops.rows[i].gpu_ns;
-	fprintf(out,
-		"\n== GPU: %llu kernels, %llu copies, %llu memsets, %.3f ms on the device; "
-		"%llu in operations, %llu launched outside any, %llu whose launch was not "
-		"recorded\n",
-		(unsigned long long)s->kernels, (unsigned long long)s->copies,
-		(unsigned long long)s->memsets, device_ns / 1e6, (unsigned long long)s->in_ops,
-		(unsigned long long)s->outside, (unsigned long long)s->unlaunched);
+	fputc('\n', out);
+	text_printf(out, width,
+		    "== GPU: %llu kernels, %llu copies, %llu memsets, %.3f ms on the device; "
+		    "%llu in operations, %llu launched outside any, %llu whose launch was not "
+		    "recorded",
+		    (unsigned long long)s->kernels, (unsigned long long)s->copies,
+		    (unsigned long long)s->memsets, device_ns / 1e6, (unsigned long long)s->in_ops,
+		    (unsigned long long)s->outside, (unsigned long long)s->unlaunched);
 	if (gpu_drops_text(s, lost, sizeof(lost)))
-		fprintf(out, "%s\n", lost);
+		text_printf(out, width, "%s", lost);
 	if (s->invalid_times)
-		fprintf(out, "%llu activities had no valid CUPTI times: counted, 0 ns each\n",
-			(unsigned long long)s->invalid_times);
+		text_printf(out, width,
+			    "%llu activities had no valid CUPTI times: counted, 0 ns each",
+			    (unsigned long long)s->invalid_times);
 	if (s->malformed)
-		fprintf(out, "%llu GPU records were malformed or of an unknown version: skipped\n",
-			(unsigned long long)s->malformed);
+		text_printf(out, width,
+			    "%llu GPU records were malformed or of an unknown version: skipped",
+			    (unsigned long long)s->malformed);
 }
 
-void gpu_report_print(FILE *out, struct gpu_report *report)
+void gpu_report_print(FILE *out, struct gpu_report *report, int width)
 {
+	static const struct text_column op_columns[] = {
+		{ "OPERATION", 0, true, true, false }, { "VARIANT", 0, true, false, false },
+		{ "KERNELS", 0, false, false, false }, { "COPIES", 3, false, false, false },
+		{ "MEMSETS", 4, false, false, false }, { "GPU(ms)", 0, false, false, false },
+		{ "MAX(us)", 5, false, false, false }, { "BYTES", 2, false, false, false },
+	};
+	static const struct text_column kernel_columns[] = {
+		{ "KERNEL", 0, true, true, false },    { "CALLS", 0, false, false, false },
+		{ "GPU(ms)", 0, false, false, false }, { "MEAN(us)", 3, false, false, false },
+		{ "OPERATION", 0, true, false, true },
+	};
+	struct text_table ops, kernels;
+	char numbers[6][32], legend[256];
+
 	if (!report->present)
 		return;
 	gpu_report_sort(report);
-	print_summary(out, report);
-	if (report->ops.count) {
-		fprintf(out, "%-40s %-9s %8s %7s %7s %12s %12s %12s\n", "OPERATION", "VARIANT",
-			"KERNELS", "COPIES", "MEMSETS", "GPU(ms)", "MAX(us)", "BYTES");
-		fprintf(out,
-			"# device time per operation the user called%s and variant of the "
-			"task that launched (-: the operation's own thread); MAX: the longest "
-			"activity; BYTES: copied or set\n",
-			report->show_helpers ? " (ROOT via HELPER: launched by a helper)" : "");
-	}
+	print_summary(out, report, width);
+	text_table_init(&ops, op_columns, 8);
 	for (size_t i = 0; i < report->ops.count; i++) {
 		const struct gpu_report_row *row = &report->ops.rows[i];
 		char name[256], helper[256], both[520];
+		const char *cells[8];
 
 		/* Names come from the traced process: one line a row, no escapes. */
 		printable_text(row->name, name, sizeof(name));
 		if (row->op)
 			snprintf(both, sizeof(both), "%s via %s", name,
 				 printable_text(row->op, helper, sizeof(helper)));
-		fprintf(out, "%-40s %-9s %8llu %7llu %7llu %12.3f %12.1f %12llu\n",
-			row->op ? both : name, variant_name(row->variant),
-			(unsigned long long)row->kernels, (unsigned long long)row->copies,
-			(unsigned long long)row->memsets, row->gpu_ns / 1e6, row->max_ns / 1e3,
-			(unsigned long long)row->bytes);
+		snprintf(numbers[0], 32, "%llu", (unsigned long long)row->kernels);
+		snprintf(numbers[1], 32, "%llu", (unsigned long long)row->copies);
+		snprintf(numbers[2], 32, "%llu", (unsigned long long)row->memsets);
+		snprintf(numbers[3], 32, "%.3f", row->gpu_ns / 1e6);
+		snprintf(numbers[4], 32, "%.1f", row->max_ns / 1e3);
+		snprintf(numbers[5], 32, "%llu", (unsigned long long)row->bytes);
+		cells[0] = row->op ? both : name;
+		cells[1] = variant_name(row->variant);
+		for (int c = 0; c < 6; c++)
+			cells[2 + c] = numbers[c];
+		text_table_add(&ops, cells);
 	}
-	if (report->kernels.count) {
-		fprintf(out, "\n%-40s %8s %12s %12s  %s\n", "KERNEL", "CALLS", "GPU(ms)",
-			"MEAN(us)", "OPERATION");
-		fprintf(out, "# device time per kernel name and operation the user called\n");
+	if (report->ops.count) {
+		snprintf(legend, sizeof(legend),
+			 "device time per operation the user called%s and variant of the task that "
+			 "launched (-: the operation's own thread); MAX: the longest activity; "
+			 "BYTES: copied or set",
+			 report->show_helpers ? " (ROOT via HELPER: launched by a helper)" : "");
+		text_table_print(out, &ops, width, legend);
 	}
+	text_table_free(&ops);
+	text_table_init(&kernels, kernel_columns, 5);
 	for (size_t i = 0; i < report->kernels.count; i++) {
 		const struct gpu_report_row *row = &report->kernels.rows[i];
 		char name[256], op[256];
+		const char *cells[5];
 
-		fprintf(out, "%-40s %8llu %12.3f %12.1f  %s\n",
-			printable_text(row->name, name, sizeof(name)),
-			(unsigned long long)row->kernels, row->gpu_ns / 1e6,
-			row->kernels ? row->gpu_ns / 1e3 / row->kernels : 0.0,
-			printable_text(row->op, op, sizeof(op)));
+		snprintf(numbers[0], 32, "%llu", (unsigned long long)row->kernels);
+		snprintf(numbers[1], 32, "%.3f", row->gpu_ns / 1e6);
+		snprintf(numbers[2], 32, "%.1f",
+			 row->kernels ? row->gpu_ns / 1e3 / row->kernels : 0.0);
+		cells[0] = printable_text(row->name, name, sizeof(name));
+		cells[1] = numbers[0];
+		cells[2] = numbers[1];
+		cells[3] = numbers[2];
+		cells[4] = printable_text(row->op, op, sizeof(op));
+		text_table_add(&kernels, cells);
 	}
+	if (report->kernels.count) {
+		fputc('\n', out);
+		text_table_print(out, &kernels, width,
+				 "device time per kernel name and operation the user called");
+	}
+	text_table_free(&kernels);
 }
 
 void gpu_report_print_json(FILE *out, struct gpu_report *report)

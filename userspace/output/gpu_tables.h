@@ -10,7 +10,8 @@
 #include "model/gpu_aggregates.h"
 
 /* The tables as text, or as the value of a JSON "gpu" member; both sort them. */
-void gpu_report_print(FILE *out, struct gpu_report *report);
+/* As text, to width (output/text_table.h; 0: no limit). */
+void gpu_report_print(FILE *out, struct gpu_report *report, int width);
 void gpu_report_print_json(FILE *out, struct gpu_report *report);
 
 /* "LOST: GPU records: N dropped by CUPTI ...; ..." for each source that lost; false if none. */

@@ -12,6 +12,7 @@
 #include "output/stat_print.h"
 #include "output/gpu_tables.h"
 #include "output/stat_print_internal.h"
+#include "output/text_table.h"
 
 #define MAX_PROCESSES 1024
 
@@ -86,11 +87,51 @@ static void format_modes(const struct op_summary *s, char *buffer, size_t size)
 	}
 }
 
-static void print_op_line(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
-			  struct op_summary *s, int indent)
+/* The operation table's columns: GPU(ms) only where there is a GPU. */
+enum op_column {
+	OP_NAME,
+	OP_CALLS,
+	OP_CALL,
+	OP_TASK,
+	OP_GPU,
+	OP_P50,
+	OP_P99,
+	OP_SELF,
+	OP_EAGER,
+	OP_DEFERRED,
+	OP_MIXED,
+	OP_FALLBACK,
+	OP_ERRORS,
+	OP_MODES,
+	OP__COUNT
+};
+
+/* Dropped at a short width: the mode split first (MODE:REASON says it), then the detail. */
+static const struct text_column op_columns[OP__COUNT] = {
+	[OP_NAME] = { "OPERATION", 0, true, true, false },
+	[OP_CALLS] = { "CALLS", 0, false, false, false },
+	[OP_CALL] = { "CALL(ms)", 0, false, false, false },
+	[OP_TASK] = { "TASK(ms)", 0, false, false, false },
+	[OP_GPU] = { "GPU(ms)", 2, false, false, false },
+	[OP_P50] = { "P50", 6, false, false, false },
+	[OP_P99] = { "P99", 4, false, false, false },
+	[OP_SELF] = { "SELF(ms)", 5, false, false, false },
+	[OP_EAGER] = { "EAGER", 8, false, false, false },
+	[OP_DEFERRED] = { "DEFERRED", 8, false, false, false },
+	[OP_MIXED] = { "MIXED", 9, false, false, false },
+	[OP_FALLBACK] = { "FALLBACK", 3, false, false, false },
+	[OP_ERRORS] = { "ERRORS", 3, false, false, false },
+	[OP_MODES] = { "MODE:REASON=CALLS", 0, true, false, true },
+};
+
+static void add_op_row(struct text_table *table, const struct stat_snapshot *snapshot, __u32 tgid,
+		       struct op_summary *s, int indent)
 {
 	char name[STAT_TEXT_MAX], safe[STAT_TEXT_MAX], column[STAT_TEXT_MAX + 2 * STAT_STACK_MAX];
 	char modes[STAT_TEXT_MAX + 256], task[32] = "-", gpu[32] = "", p50[32], p99[32];
+	char numbers[OP__COUNT][32];
+	const char *cells[OP__COUNT];
+	size_t n = 0;
 
 	stat_string(snapshot, tgid, s->name, name, sizeof(name));
 	snprintf(column, sizeof(column), "%*s%s", indent * 2, "",
@@ -106,24 +147,40 @@ static void print_op_line(FILE *out, const struct stat_snapshot *snapshot, __u32
 	}
 	if (s->work_known)
 		snprintf(task, sizeof(task), "%.3f", s->work.task_ns / 1e6);
-	if (snapshot->has_gpu)
-		snprintf(gpu, sizeof(gpu), " %10.3f", s->work.gpu_ns / 1e6);
+	snprintf(gpu, sizeof(gpu), "%.3f", s->work.gpu_ns / 1e6);
 	stat_print_duration(stat_quantile(&s->latency, s->durations, 0.50), p50, sizeof(p50));
 	stat_print_duration(stat_quantile(&s->latency, s->durations, 0.99), p99, sizeof(p99));
-	fprintf(out, "%-28s %7llu %10.3f %10s%s %9s %9s %10.3f %5llu %8llu %5llu %8llu %6llu  %s\n",
-		column, (unsigned long long)s->latency.count, s->latency.total_ns / 1e6, task, gpu,
-		p50, p99, s->latency.self_ns / 1e6,
-		(unsigned long long)s->modes[OPTRACE_MODE_EAGER],
-		(unsigned long long)s->modes[OPTRACE_MODE_DEFERRED],
-		(unsigned long long)s->modes[OPTRACE_MODE_MIXED],
-		(unsigned long long)s->modes[OPTRACE_MODE_FALLBACK], (unsigned long long)s->errors,
-		modes);
+	snprintf(numbers[OP_CALLS], 32, "%llu", (unsigned long long)s->latency.count);
+	snprintf(numbers[OP_CALL], 32, "%.3f", s->latency.total_ns / 1e6);
+	snprintf(numbers[OP_SELF], 32, "%.3f", s->latency.self_ns / 1e6);
+	snprintf(numbers[OP_EAGER], 32, "%llu", (unsigned long long)s->modes[OPTRACE_MODE_EAGER]);
+	snprintf(numbers[OP_DEFERRED], 32, "%llu",
+		 (unsigned long long)s->modes[OPTRACE_MODE_DEFERRED]);
+	snprintf(numbers[OP_MIXED], 32, "%llu", (unsigned long long)s->modes[OPTRACE_MODE_MIXED]);
+	snprintf(numbers[OP_FALLBACK], 32, "%llu",
+		 (unsigned long long)s->modes[OPTRACE_MODE_FALLBACK]);
+	snprintf(numbers[OP_ERRORS], 32, "%llu", (unsigned long long)s->errors);
+	for (int c = 0; c < OP__COUNT; c++) {
+		const char *text = numbers[c];
+
+		if (c == OP_GPU && !snapshot->has_gpu)
+			continue;
+		text = c == OP_NAME    ? column
+		       : c == OP_TASK  ? task
+		       : c == OP_GPU   ? gpu
+		       : c == OP_P50   ? p50
+		       : c == OP_P99   ? p99
+		       : c == OP_MODES ? modes
+				       : text;
+		cells[n++] = text;
+	}
+	text_table_add(table, cells);
 }
 
 /* The helpers called under parent, within the tree of the root operation. */
-static void print_helpers(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
-			  struct op_summary *summaries, size_t count,
-			  const struct op_summary *parent, __u64 root_name, int indent)
+static void add_helpers(struct text_table *table, const struct stat_snapshot *snapshot, __u32 tgid,
+			struct op_summary *summaries, size_t count, const struct op_summary *parent,
+			__u64 root_name, int indent)
 {
 	if (indent > STAT_STACK_MAX)
 		return;
@@ -132,8 +189,8 @@ static void print_helpers(FILE *out, const struct stat_snapshot *snapshot, __u32
 
 		if (!stat_summary_is_child(s, parent) || s->root_name != root_name)
 			continue;
-		print_op_line(out, snapshot, tgid, s, indent);
-		print_helpers(out, snapshot, tgid, summaries, count, s, root_name, indent + 1);
+		add_op_row(table, snapshot, tgid, s, indent);
+		add_helpers(table, snapshot, tgid, summaries, count, s, root_name, indent + 1);
 	}
 }
 
@@ -149,56 +206,69 @@ static void print_ops_text(FILE *out, const struct stat_snapshot *snapshot, __u3
 {
 	struct op_summary *summaries;
 	size_t count = stat_summarize_ops(snapshot, tgid, &summaries);
+	struct text_column columns[OP__COUNT];
+	struct text_table table;
+	char legend[1024], line[160];
+	size_t column_count = 0;
 	__u64 orphans = 0;
 
-	fprintf(out, "%-28s %7s %10s %10s%s %9s %9s %10s %5s %8s %5s %8s %6s  %s\n", "OPERATION",
-		"CALLS", "CALL(ms)", "TASK(ms)", snapshot->has_gpu ? "    GPU(ms)" : "", "P50",
-		"P99", "SELF(ms)", "EAGER", "DEFERRED", "MIXED", "FALLBACK", "ERRORS",
-		"MODE:REASON=CALLS");
-	fprintf(out, "# CALL: time in the calls, on the calling thread; TASK: time their task "
-		     "points ran, on all workers;\n");
-	if (snapshot->has_gpu)
-		fprintf(out,
-			"# GPU: device time of the kernels, copies and memsets they launched;\n");
-	fprintf(out, "# each with their helpers' (shown indented with --show-helpers); most first "
-		     "by the larger;\n");
-	fprintf(out,
-		"# SELF: CALL less nested operations; P50, P99: of one call's CALL time, %s%s\n",
-		precision_words(snapshot),
-		snapshot->work_per_op ? "" : "; TASK -: not known to stat for a helper");
+	for (int c = 0; c < OP__COUNT; c++) {
+		if (c != OP_GPU || snapshot->has_gpu)
+			columns[column_count++] = op_columns[c];
+	}
+	text_table_init(&table, columns, column_count);
+	snprintf(legend, sizeof(legend),
+		 "CALL: time in the calls, on the calling thread; TASK: time their task points "
+		 "ran, on all workers;%s\neach with their helpers' (shown indented with "
+		 "--show-helpers); most first by the larger;\nSELF: CALL less nested operations; "
+		 "P50, P99: of one call's CALL time, %s%s",
+		 snapshot->has_gpu ? "\nGPU: device time of the kernels, copies and memsets they "
+				     "launched;"
+				   : "",
+		 precision_words(snapshot),
+		 snapshot->work_per_op ? "" : "; TASK -: not known to stat for a helper");
 	for (size_t i = 0; i < count; i++) {
 		if (summaries[i].depth != 0) {
 			if (!summaries[i].parent_name)
 				orphans += summaries[i].latency.count;
 			continue;
 		}
-		print_op_line(out, snapshot, tgid, &summaries[i], 0);
+		add_op_row(&table, snapshot, tgid, &summaries[i], 0);
 		if (options->show_helpers)
-			print_helpers(out, snapshot, tgid, summaries, count, &summaries[i],
-				      summaries[i].name, 1);
+			add_helpers(&table, snapshot, tgid, summaries, count, &summaries[i],
+				    summaries[i].name, 1);
 	}
-	if (orphans)
-		fprintf(out,
-			"(%llu helper calls of operations that began before optrace attached "
-			"are not shown)\n",
-			(unsigned long long)orphans);
+	text_table_print(out, &table, options->width, legend);
+	text_table_free(&table);
+	if (orphans) {
+		snprintf(line, sizeof(line),
+			 "(%llu helper calls of operations that began before optrace attached "
+			 "are not shown)",
+			 (unsigned long long)orphans);
+		text_wrap(out, "", "", line, options->width);
+	}
 	stat_summaries_free(summaries, count);
 }
 
-static void print_fallbacks_text(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid)
+static void print_fallbacks_text(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
+				 const struct stat_print_options *options)
 {
+	static const struct text_column columns[] = {
+		{ "FALLBACK", 0, true, true, false },
+		{ "REASON", 0, true, false, false },
+		{ "COUNT", 0, false, false, false },
+		{ "DETAIL", 0, true, false, true },
+	};
 	char label[2 * STAT_TEXT_MAX + 8], detail[STAT_TEXT_MAX], safe[2][2 * STAT_TEXT_MAX + 8];
+	char count_text[32];
 	struct stat_group *groups;
 	size_t count = stat_group(snapshot, tgid, STAT_FALLBACKS, true, &groups);
+	struct text_table table;
 
-	if (count) {
-		fprintf(out, "\n%-32s %-22s %8s  %s\n", "FALLBACK", "REASON", "COUNT", "DETAIL");
-		fprintf(out,
-			"# reference paths run, per operation the user called "
-			"(ROOT via HELPER: a helper it called fell back), reason and detail\n");
-	}
+	text_table_init(&table, columns, 4);
 	for (size_t i = 0; i < count; i++) {
 		const struct stat_group *g = &groups[i];
+		const char *cells[4];
 
 		/* Under the operation the user called; the one that fell back named. */
 		if (g->root_name)
@@ -206,94 +276,131 @@ static void print_fallbacks_text(FILE *out, const struct stat_snapshot *snapshot
 					 sizeof(label));
 		else
 			stat_string(snapshot, tgid, g->name, label, sizeof(label));
-		fprintf(out, "%-32s %-22s %8llu  %s\n",
-			printable_text(label, safe[0], sizeof(safe[0])),
-			optrace_fallback_reason_name((int)g->kind), (unsigned long long)g->count,
-			printable_text(
-				stat_string(snapshot, tgid, g->detail, detail, sizeof(detail)),
-				safe[1], sizeof(safe[1])));
+		snprintf(count_text, sizeof(count_text), "%llu", (unsigned long long)g->count);
+		cells[0] = printable_text(label, safe[0], sizeof(safe[0]));
+		cells[1] = optrace_fallback_reason_name((int)g->kind);
+		cells[2] = count_text;
+		cells[3] = printable_text(
+			stat_string(snapshot, tgid, g->detail, detail, sizeof(detail)), safe[1],
+			sizeof(safe[1]));
+		text_table_add(&table, cells);
 	}
+	if (count) {
+		fputc('\n', out);
+		text_table_print(out, &table, options->width,
+				 "calls that ran a reference path, per operation (ROOT via HELPER: "
+				 "a helper it called fell back), reason and detail");
+	}
+	text_table_free(&table);
 	stat_groups_free(groups, count);
+}
+
+/* RUNS or COUNT, TOTAL(ms), P50 and P99 of a group's latency, into cells[0..3]. */
+static void latency_cells(const struct stat_group *g, char text[4][32], const char *cells[4])
+{
+	snprintf(text[0], 32, "%llu", (unsigned long long)g->latency.count);
+	snprintf(text[1], 32, "%.3f", g->latency.total_ns / 1e6);
+	stat_print_duration(stat_quantile(&g->latency, g->durations, 0.50), text[2], 32);
+	stat_print_duration(stat_quantile(&g->latency, g->durations, 0.99), text[3], 32);
+	for (int i = 0; i < 4; i++)
+		cells[i] = text[i];
 }
 
 static void print_tasks_text(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
 			     const struct stat_print_options *options)
 {
-	char name[STAT_TEXT_MAX], label[2 * STAT_TEXT_MAX + 8], p50[32], p99[32];
-	char safe[2][2 * STAT_TEXT_MAX + 8];
+	static const struct text_column columns[] = {
+		{ "TASK", 0, true, false, false },	 { "VARIANT", 0, true, false, false },
+		{ "OPERATION", 0, true, true, false },	 { "RUNS", 0, false, false, false },
+		{ "TOTAL(ms)", 0, false, false, false }, { "P50", 6, false, false, false },
+		{ "P99", 4, false, false, false },
+	};
+	char name[STAT_TEXT_MAX], label[2 * STAT_TEXT_MAX + 8], numbers[4][32];
+	char safe[2][2 * STAT_TEXT_MAX + 8], legend[512];
 	struct stat_group *groups;
 	size_t count = stat_group(snapshot, tgid, STAT_TASKS, options->show_helpers, &groups);
+	struct text_table table;
 
-	if (count) {
-		fprintf(out, "\n%-24s %-8s %-32s %8s %11s %9s %9s\n", "TASK", "VARIANT",
-			"OPERATION", "RUNS", "TOTAL(ms)", "P50", "P99");
-		fprintf(out,
-			"# RUNS: task points run; TOTAL: their run time on all workers; OPERATION: "
-			"the one the user called%s;\n# P50, P99: of one run, %s\n",
-			options->show_helpers ? " (ROOT via HELPER: launched by a helper)" : "",
-			precision_words(snapshot));
-	}
+	text_table_init(&table, columns, 7);
 	for (size_t i = 0; i < count; i++) {
 		struct stat_group *g = &groups[i];
+		const char *cells[7];
 
 		stat_print_label(snapshot, tgid, g->root_name, g->op_name, label, sizeof(label));
-		fprintf(out, "%-24s %-8s %-32s %8llu %11.3f %9s %9s\n",
-			printable_text(stat_string(snapshot, tgid, g->name, name, sizeof(name)),
-				       safe[0], sizeof(safe[0])),
-			optrace_variant_name((int)g->kind),
-			printable_text(label, safe[1], sizeof(safe[1])),
-			(unsigned long long)g->latency.count, g->latency.total_ns / 1e6,
-			stat_print_duration(stat_quantile(&g->latency, g->durations, 0.50), p50,
-					    sizeof(p50)),
-			stat_print_duration(stat_quantile(&g->latency, g->durations, 0.99), p99,
-					    sizeof(p99)));
+		cells[0] = printable_text(stat_string(snapshot, tgid, g->name, name, sizeof(name)),
+					  safe[0], sizeof(safe[0]));
+		cells[1] = optrace_variant_name((int)g->kind);
+		cells[2] = printable_text(label, safe[1], sizeof(safe[1]));
+		latency_cells(g, numbers, &cells[3]);
+		text_table_add(&table, cells);
 	}
+	if (count) {
+		snprintf(legend, sizeof(legend),
+			 "RUNS: task points run; TOTAL: their run time on all workers; OPERATION: "
+			 "the one the user called%s;\nP50, P99: of one run, %s",
+			 options->show_helpers ? " (ROOT via HELPER: launched by a helper)" : "",
+			 precision_words(snapshot));
+		fputc('\n', out);
+		text_table_print(out, &table, options->width, legend);
+	}
+	text_table_free(&table);
 	stat_groups_free(groups, count);
 }
 
 static void print_waits_text(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
 			     const struct stat_print_options *options)
 {
-	char label[2 * STAT_TEXT_MAX + 8], safe[2 * STAT_TEXT_MAX + 8], p50[32], p99[32];
+	static const struct text_column columns[] = {
+		{ "WAIT", 0, true, false, false },   { "OPERATION", 0, true, true, false },
+		{ "COUNT", 0, false, false, false }, { "TOTAL(ms)", 0, false, false, false },
+		{ "P50", 6, false, false, false },   { "P99", 4, false, false, false },
+	};
+	char label[2 * STAT_TEXT_MAX + 8], safe[2 * STAT_TEXT_MAX + 8], numbers[4][32];
+	char legend[512];
 	struct stat_group *groups;
 	size_t count = stat_group(snapshot, tgid, STAT_WAITS, options->show_helpers, &groups);
+	struct text_table table;
 
-	if (count) {
-		fprintf(out, "\n%-12s %-32s %8s %11s %9s %9s\n", "WAIT", "OPERATION", "COUNT",
-			"TOTAL(ms)", "P50", "P99");
-		fprintf(out,
-			"# the calling thread blocked, per kind and the operation the user called "
-			"that was open%s;\n# (outside operations): between calls, as when reading "
-			"a result (what it waited for is TASK time above); P50, P99: of one wait, "
-			"%s\n",
-			options->show_helpers ? " (ROOT via HELPER: in a helper)" : "",
-			precision_words(snapshot));
-	}
+	text_table_init(&table, columns, 6);
 	for (size_t i = 0; i < count; i++) {
 		struct stat_group *g = &groups[i];
+		const char *cells[6];
 
 		if (g->root_name || g->op_name)
 			stat_print_label(snapshot, tgid, g->root_name, g->op_name, label,
 					 sizeof(label));
 		else
 			snprintf(label, sizeof(label), "(outside operations)");
-		fprintf(out, "%-12s %-32s %8llu %11.3f %9s %9s\n",
-			optrace_wait_kind_name((int)g->kind),
-			printable_text(label, safe, sizeof(safe)),
-			(unsigned long long)g->latency.count, g->latency.total_ns / 1e6,
-			stat_print_duration(stat_quantile(&g->latency, g->durations, 0.50), p50,
-					    sizeof(p50)),
-			stat_print_duration(stat_quantile(&g->latency, g->durations, 0.99), p99,
-					    sizeof(p99)));
+		cells[0] = optrace_wait_kind_name((int)g->kind);
+		cells[1] = printable_text(label, safe, sizeof(safe));
+		latency_cells(g, numbers, &cells[2]);
+		text_table_add(&table, cells);
 	}
+	if (count) {
+		snprintf(legend, sizeof(legend),
+			 "the calling thread blocked, per kind and the operation the user called "
+			 "that was open%s;\n(outside operations): between calls, as when reading "
+			 "a result (what it waited for is TASK time above);\nP50, P99: of one "
+			 "wait, %s",
+			 options->show_helpers ? " (ROOT via HELPER: in a helper)" : "",
+			 precision_words(snapshot));
+		fputc('\n', out);
+		text_table_print(out, &table, options->width, legend);
+	}
+	text_table_free(&table);
 	stat_groups_free(groups, count);
 }
 
-static void print_losses_text(FILE *out, const struct stat_snapshot *snapshot)
+static void print_losses_text(FILE *wrapped, const struct stat_snapshot *snapshot, int width)
 {
+	char *text = NULL;
+	size_t length = 0;
+	FILE *out = open_memstream(&text, &length);
 	bool any = false;
 
-	fprintf(out, "\nlost:");
+	if (!out)
+		return;
+	fprintf(out, "lost:");
 	for (int i = 0; i < STAT_LOSS__COUNT; i++) {
 		if (!snapshot->losses[i])
 			continue;
@@ -319,7 +426,12 @@ static void print_losses_text(FILE *out, const struct stat_snapshot *snapshot)
 			printable_text(snapshot->lost_note, safe, sizeof(safe)));
 		any = true;
 	}
-	fprintf(out, "%s\n", any ? "" : " nothing");
+	fprintf(out, "%s", any ? "" : " nothing");
+	fclose(out);
+	/* One line a loss is too many; wrapped, it fits. */
+	fputc('\n', wrapped);
+	text_wrap(wrapped, "", "  ", text, width);
+	free(text);
 }
 
 /* " (name) rank R of N" of process tgid, as far as known; made printable. */
@@ -355,7 +467,7 @@ void stat_print_gpu(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
 	if (options->json)
 		gpu_report_print_json(out, &report);
 	else
-		gpu_report_print(out, &report);
+		gpu_report_print(out, &report, options->width);
 	gpu_report_free(&report);
 }
 
@@ -374,10 +486,10 @@ void stat_print(FILE *out, struct stat_snapshot *snapshot, const struct stat_pri
 		fprintf(out, "%s== process %u%s\n", i ? "\n" : "", tgids[i],
 			process_name(snapshot, tgids[i]));
 		print_ops_text(out, snapshot, tgids[i], options);
-		print_fallbacks_text(out, snapshot, tgids[i]);
+		print_fallbacks_text(out, snapshot, tgids[i], options);
 		print_tasks_text(out, snapshot, tgids[i], options);
 		print_waits_text(out, snapshot, tgids[i], options);
 		stat_print_gpu(out, snapshot, tgids[i], options);
 	}
-	print_losses_text(out, snapshot);
+	print_losses_text(out, snapshot, options->width);
 }

@@ -11,6 +11,7 @@
 struct stat_print_options {
 	bool show_helpers; /* helpers under their callers; every table split by helper */
 	bool json;
+	int width; /* of text: text_output_width(), 0 for no limit */
 	/* JSON: more members of the top-level object, each written as ,"name":value. */
 	void (*json_members)(FILE *out, void *ctx);
 	void *json_members_ctx;
