@@ -348,7 +348,7 @@ $(OUTPUT)/tests/us_gpufile.o: probes/cupti/gpufile.c probes/cupti/gpufile.h | $(
 
 $(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) $(PROBES_HEADERS) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPER_OBJS) $(LINK_OPTRACE) -lelf -lz -lcrypt \
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPER_OBJS) $(LINK_OPTRACE) -lelf -lz -lcrypt -lutil \
 		$(CHECK_LIBS)
 
 # Programs the integration tests trace (a runtime with a pretend GPU).

@@ -765,6 +765,55 @@ START_TEST(test_long_names_kept)
 }
 END_TEST
 
+/* At 80 columns a long name is cut in the middle, and said whole once below. */
+START_TEST(test_long_names_cut_to_fit)
+{
+	char *capture = test_path("long.capture"), name[128], cut_line[256];
+	const char *args[] = { capture, NULL };
+	struct hand_capture c;
+	struct run text;
+	int mentions = 0;
+
+	memset(name, 'x', 100);
+	memcpy(name, "demo.start_", 11);
+	memcpy(name + 100 - 9, "_the_end", 8);
+	name[99] = 'Z';
+	name[100] = '\0';
+	hand_open(&c, capture, 0);
+	put_event(&c, PID, RECORD_RT_INIT, OPTRACE_ABI_VERSION, 0, 1, 0);
+	put_string(&c, NAME, name, false);
+	for (uint64_t i = 1; i <= 2; i++) {
+		put_event(&c, PID, RECORD_OP_BEGIN, i, 0, 0, NAME);
+		put_event(&c, PID, RECORD_OP_END, i, OPTRACE_STATUS_OK, 0, 0);
+	}
+	ck_assert_int_eq(capture_close(c.writer, NULL, 0), 0);
+	setenv("COLUMNS", "80", 1);
+	optrace_run(&text, "report", args);
+	unsetenv("COLUMNS");
+	ck_assert_msg(text.code == 0, "%s", text.err);
+	/* the row: its head and tail around an ellipsis */
+	ck_assert_msg(strstr(text.out, "\ndemo.start_x\u2026") && strstr(text.out, "_the_endZ "),
+		      "%s", text.out);
+	for (const char *p = text.out; (p = strstr(p, name)); p++)
+		mentions++;
+	ck_assert_msg(mentions == 1, "the full name %d times:\n%s", mentions, text.out);
+	snprintf(cut_line, sizeof(cut_line), " is %s\n", name);
+	ck_assert_msg(strstr(text.out, cut_line), "%s", text.out);
+	for (const char *line = text.out; *line;
+	     line += strcspn(line, "\n") + !!line[strcspn(line, "\n")]) {
+		int width = 0;
+
+		for (const char *p = line; *p && *p != '\n'; p++)
+			width += ((unsigned char)*p & 0xc0) != 0x80;
+		/* the one line that says the name whole may be as long as it */
+		ck_assert_msg(width <= 80 || !strncmp(line, "# ", 2), "%.*s",
+			      (int)strcspn(line, "\n"), line);
+	}
+	run_free(&text);
+	free(capture);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("losses");
@@ -787,6 +836,7 @@ int main(void)
 	suite_add_tcase(suite, gpu);
 	tcase_add_checked_fixture(names, test_dir_setup, test_dir_teardown);
 	tcase_add_test(names, test_long_names_kept);
+	tcase_add_test(names, test_long_names_cut_to_fit);
 	suite_add_tcase(suite, names);
 	return run_suite(suite);
 }

@@ -49,7 +49,7 @@
 static struct {
 	const char *output;
 	char output_buffer[PATH_MAX]; /* -o's name, %h expanded */
-	int duration_s;
+	long duration_ms;
 	long ringbuf_mb;
 	bool quiet;
 	bool no_gpu;
@@ -79,7 +79,7 @@ static const char doc[] =
 	"Record every operation, task and wait of live runtimes into a capture file,\n"
 	"for `optrace report` and `optrace export`.\n"
 	"\n"
-	"USAGE: optrace record [-p PID]... [-a] [-o FILE] [-d SECONDS] [-- COMMAND [ARGS...]]\n"
+	"USAGE: optrace record [-p PID]... [-a] [-o FILE] [-d TIME] [-- COMMAND [ARGS...]]\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    optrace record -o run.capture -- ./app     # a command and its children\n"
@@ -100,7 +100,7 @@ static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "The capture file (default: optrace.capture)", 0 },
 	{ "force", OPT_FORCE, NULL, 0,
 	  "Write into a folder another user can change, or through a symbolic link to one", 0 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
+	{ "duration", 'd', "TIME", 0, "Stop after TIME (seconds, or 500ms, 2m, 1h)", 0 },
 	{ "ringbuf", OPT_RINGBUF, "MiB", 0,
 	  "Ring buffer size, a power of two (default 64): raise it if events are lost", 0 },
 	{ "cuda", OPT_CUDA, NULL, 0,
@@ -166,7 +166,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.output = env.output_buffer;
 		return 0;
 	case 'd':
-		env.duration_s = (int)tracer_parse_positive(arg, state, "duration");
+		env.duration_ms = tracer_parse_duration_ms(arg, state, "duration");
 		return 0;
 	case OPT_RINGBUF:
 		value = tracer_parse_positive(arg, state, "ring buffer size");
@@ -640,9 +640,9 @@ int cmd_record(int argc, char **argv)
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		/* By the clock: draining a busy ring buffer makes ticks longer. */
-		if (env.duration_s &&
-		    now.tv_sec - start.tv_sec + (now.tv_nsec - start.tv_nsec) / 1e9 >=
-			    env.duration_s)
+		if (env.duration_ms &&
+		    (now.tv_sec - start.tv_sec) * 1000.0 + (now.tv_nsec - start.tv_nsec) / 1e6 >=
+			    (double)env.duration_ms)
 			break;
 		if (elapsed_ms % 100 == 0 && !tracer_alive(&tracer))
 			break;

@@ -24,6 +24,7 @@
 #include "stat.skel.h"
 #include "cli/cuda.h"
 #include "cli/stat_live.h"
+#include "cli/top_screen.h"
 #include "output/stat_print.h"
 #include "output/text_table.h"
 #include "trace/tracer.h"
@@ -31,9 +32,9 @@
 #define TICK_MS 100
 
 static struct {
-	int interval_s; /* 0: print once, at the end */
-	int count;	/* intervals to print; 0: until stopped */
-	int duration_s;
+	long interval_ms; /* 0: print once, at the end */
+	int count;	  /* intervals to print; 0: until stopped */
+	long duration_ms;
 	struct stat_print_options print;
 	bool wide;
 	bool top;	    /* optrace top: a live screen */
@@ -43,17 +44,17 @@ static struct {
 	bool quiet;	    /* -q: nothing on stderr but errors */
 	const char *output; /* -o: the reports go there, not to stdout */
 	FILE *out;
-	int printed;		 /* reports printed so far */
-	struct termios terminal; /* top: the terminal as it was, restored at exit */
-	bool raw_terminal;
+	int printed; /* reports printed so far */
 } env;
+
+static struct top_screen screen;
 
 static const char stat_doc[] =
 	"Count the operations of live runtimes in the kernel and print per-operation\n"
 	"and per-task aggregates: counts, eager/deferred/fallback split with reasons,\n"
 	"total and self time, p50/p99, task runs per variant, waits.\n"
 	"\n"
-	"USAGE: optrace stat [-p PID]... [-a] [--json] [--show-helpers] [-d SECONDS]\n"
+	"USAGE: optrace stat [-p PID]... [-a] [--json] [--show-helpers] [-d TIME]\n"
 	"                    [-T] [-q] [-o FILE] [INTERVAL [COUNT]] [-- COMMAND [ARGS...]]\n"
 	"\n"
 	"With -- COMMAND, optrace exits with the command's status.\n"
@@ -71,13 +72,16 @@ static const char top_doc[] =
 	"A live screen of the operations of running runtimes, slowest first,\n"
 	"refreshed every interval (default 1 s). Counted in the kernel as by stat.\n"
 	"\n"
-	"USAGE: optrace top [-p PID]... [-a] [-C] [--show-helpers] [-d SECONDS] [INTERVAL]\n"
+	"USAGE: optrace top [-p PID]... [-a] [-C] [-b] [--show-helpers] [-d TIME] [INTERVAL]\n"
 	"\n"
-	"q or Ctrl-C quits.\n"
+	"Keys: arrows, PgUp/PgDn (space, b), Home/End (g, G) scroll; s sorts by the next\n"
+	"column (time, calls, p99, fallbacks, errors, name); p shows the next process\n"
+	"alone, then all; h shows or hides helpers; q or Ctrl-C quits.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    optrace top -p 1234        # one process, per-second view\n"
 	"    optrace top -a -C 2        # every runtime, totals since start, every 2 s\n"
+	"    optrace top -b -p 1234 -d 10 0.5 >top.txt # text every 0.5 s for 10 s\n"
 	"    optrace top -p 1234 -d 60  # for a minute\n"
 	"    optrace top --cuda -p 1234 # with GPU time\n";
 
@@ -90,7 +94,7 @@ enum {
 };
 
 static const struct argp_option stat_options[] = {
-	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
+	{ "duration", 'd', "TIME", 0, "Stop after TIME (seconds, or 500ms, 2m, 1h)", 0 },
 	{ "json", OPT_JSON, NULL, 0, "Print JSON for machines", 0 },
 	{ "wide", OPT_WIDE, NULL, 0,
 	  "Every column, lines as long as they are (else the terminal's width, COLUMNS or 80)", 0 },
@@ -113,7 +117,12 @@ static const struct argp_option stat_options[] = {
 };
 
 static const struct argp_option top_options[] = {
-	{ "duration", 'd', "SECONDS", 0, "Stop after this many seconds", 0 },
+	{ "duration", 'd', "TIME", 0, "Stop after TIME (seconds, or 500ms, 2m, 1h)", 0 },
+	{ "batch", 'b', NULL, 0,
+	  "Plain text per interval, no escape codes (as top -b; also when stdout is no terminal)",
+	  0 },
+	{ "wide", OPT_WIDE, NULL, 0, "In batch mode, every column and lines as long as they are",
+	  0 },
 	{ "cumulative", 'C', NULL, 0, "Totals since start instead of per interval", 0 },
 	{ "cuda", OPT_CUDA, NULL, 0, "GPU device time per operation (loads liboptrace-cupti)", 0 },
 	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
@@ -128,13 +137,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case 'd':
-		env.duration_s = (int)tracer_parse_positive(arg, state, "duration");
+		env.duration_ms = tracer_parse_duration_ms(arg, state, "duration");
 		return 0;
 	case 'v':
 		verbose++;
 		return 0;
 	case 'C':
 		env.cumulative = true;
+		return 0;
+	case 'b':
+		screen.batch = true;
 		return 0;
 	case OPT_WIDE:
 		env.wide = true;
@@ -162,7 +174,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case ARGP_KEY_ARG:
 		if (positional == 0)
-			env.interval_s = (int)tracer_parse_positive(arg, state, "interval");
+			env.interval_ms = tracer_parse_duration_ms(arg, state, "interval");
 		else if (positional == 1 && !env.top)
 			env.count = (int)tracer_parse_positive(arg, state, "count");
 		else
@@ -173,39 +185,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
-}
-
-/* The report, cut to the terminal: top's screen. */
-static void print_screen(struct stat_snapshot *snapshot)
-{
-	struct winsize size = { .ws_row = 24, .ws_col = 80 };
-	char *text = NULL, *line, *save;
-	size_t length = 0;
-	time_t now = time(NULL);
-	char stamp[32];
-	FILE *report;
-	int rows = 1;
-
-	ioctl(STDOUT_FILENO, TIOCGWINSZ, &size);
-	env.print.width = size.ws_col;
-	report = open_memstream(&text, &length);
-	if (!report)
-		return;
-	stat_print(report, snapshot, &env.print);
-	fclose(report);
-	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&now));
-	/* Home, clear, then as many lines as fit, each cut to the width. */
-	printf("\033[H\033[2Joptrace top - %s - %s, every %d s (q quits)\n", stamp,
-	       env.cumulative ? "totals since start" : "this interval", env.interval_s);
-	for (line = strtok_r(text, "\n", &save); line && rows < size.ws_row - 1;
-	     line = strtok_r(NULL, "\n", &save)) {
-		/* The tables' legends are stat's and report's: the screen keeps its rows. */
-		if (!strncmp(line, "# ", 2))
-			continue;
-		printf("%.*s\n", size.ws_col, line);
-		rows++;
-	}
-	free(text);
 }
 
 static struct tracer *tracer_now; /* whose idle buffers a snapshot reads first */
@@ -222,44 +201,8 @@ static void print_json_time(FILE *out, void *ctx)
 	gmtime_r(&now.tv_sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
 	fprintf(out, ",\"time\":\"%s.%03ldZ\"", stamp, now.tv_nsec / 1000000);
-	if (env.interval_s)
-		fprintf(out, ",\"interval_s\":%d", env.interval_s);
-}
-
-/* top reads single keys (q) without echo: the terminal leaves line mode. */
-static void terminal_raw(void)
-{
-	struct termios raw;
-
-	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &env.terminal))
-		return;
-	raw = env.terminal;
-	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
-	raw.c_cc[VMIN] = 0;
-	raw.c_cc[VTIME] = 0;
-	env.raw_terminal = !tcsetattr(STDIN_FILENO, TCSANOW, &raw);
-}
-
-static void terminal_restore(void)
-{
-	if (env.raw_terminal)
-		tcsetattr(STDIN_FILENO, TCSANOW, &env.terminal);
-	env.raw_terminal = false;
-}
-
-/* Whether q (or Q) was typed since the last look. */
-static bool quit_key(void)
-{
-	struct pollfd input = { .fd = STDIN_FILENO, .events = POLLIN };
-	char key;
-
-	if (!env.raw_terminal)
-		return false;
-	while (poll(&input, 1, 0) == 1 && read(STDIN_FILENO, &key, 1) == 1) {
-		if (key == 'q' || key == 'Q')
-			return true;
-	}
-	return false;
+	if (env.interval_ms)
+		fprintf(out, ",\"interval_s\":%g", env.interval_ms / 1000.0);
 }
 
 static int print_snapshot(struct stat_bpf *skel, bool clear)
@@ -274,8 +217,7 @@ static int print_snapshot(struct stat_bpf *skel, bool clear)
 		return err;
 	}
 	if (env.top) {
-		print_screen(&snapshot);
-		fflush(stdout);
+		top_screen_show(&screen, &snapshot);
 	} else {
 		/* As bcc's tools: a blank line between reports, the time with -T. */
 		if (env.printed && !env.print.json)
@@ -307,8 +249,8 @@ static int run(int argc, char **argv, const struct argp *argp)
 	parse_argc = tracer_split_command(argc, argv);
 	if (parse_argc < 0 || argp_parse(argp, parse_argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
-	if (env.top && !env.interval_s)
-		env.interval_s = 1;
+	if (env.top && !env.interval_ms)
+		env.interval_ms = 1000;
 	env.out = stdout;
 	if (env.output) {
 		/* Opened before the command starts, which must not inherit it. */
@@ -335,9 +277,14 @@ static int run(int argc, char **argv, const struct argp *argp)
 		goto cleanup;
 	if (!env.print.json && !tracer_options.command && !env.top && !env.quiet)
 		fprintf(stderr, "Tracing... %s\n",
-			env.interval_s ? "Hit Ctrl-C to end." : "Hit Ctrl-C to end and print.");
-	if (env.top)
-		terminal_raw();
+			env.interval_ms ? "Hit Ctrl-C to end." : "Hit Ctrl-C to end and print.");
+	if (env.top) {
+		screen.print = env.print;
+		screen.print.width = text_output_width(stdout, env.wide);
+		screen.interval_ms = env.interval_ms;
+		screen.cumulative = env.cumulative;
+		top_screen_start(&screen);
+	}
 
 	while (!tracer_exiting) {
 		struct timespec tick = { 0, TICK_MS * 1000 * 1000 };
@@ -345,16 +292,16 @@ static int run(int argc, char **argv, const struct argp *argp)
 		nanosleep(&tick, NULL);
 		elapsed_ms += TICK_MS;
 		since_print_ms += TICK_MS;
-		if (env.duration_s && elapsed_ms >= env.duration_s * 1000L)
+		if (env.duration_ms && elapsed_ms >= env.duration_ms)
 			break;
 		if (!tracer_alive(&tracer))
 			break;
-		if (env.top && quit_key())
+		if (env.top && !top_screen_keys(&screen))
 			break;
 		stat_note_ranks(skel, elapsed_ms % 1000 == 0);
 		if (tracer_rescan_due(elapsed_ms))
 			tracer_rescan(&tracer);
-		if (env.interval_s && since_print_ms >= env.interval_s * 1000L) {
+		if (env.interval_ms && since_print_ms >= env.interval_ms) {
 			since_print_ms = 0;
 			err = print_snapshot(skel, !env.cumulative);
 			if (err)
@@ -368,11 +315,12 @@ static int run(int argc, char **argv, const struct argp *argp)
 		skel->data->stop_ns = tracer_now_ns(); /* nothing after the stop counts */
 		if (env.cuda)
 			cuda_linger(&tracer);
-		err = print_snapshot(skel, env.interval_s != 0);
+		err = print_snapshot(skel, env.interval_ms != 0);
 	}
 
 cleanup:
-	terminal_restore();
+	if (env.top)
+		top_screen_stop(&screen);
 	status = tracer_finish(&tracer, tracer_exiting || env.quiet);
 	if (env.out && env.out != stdout) {
 		if (fclose(env.out) && !err) {

@@ -194,6 +194,56 @@ static void add_helpers(struct text_table *table, const struct stat_snapshot *sn
 	}
 }
 
+const char *stat_sort_name(enum stat_sort sort)
+{
+	static const char *const names[STAT_SORT__COUNT] = { "time",	  "calls",  "p99",
+							     "fallbacks", "errors", "name" };
+
+	return sort < STAT_SORT__COUNT ? names[sort] : "time";
+}
+
+static const struct stat_snapshot *sorting_snapshot; /* qsort has no context */
+static __u32 sorting_tgid;
+static enum stat_sort sorting_by;
+
+/* The key asked for, largest first (names A to Z), then what the user waits for. */
+static int compare_by_sort(const void *a, const void *b)
+{
+	const struct op_summary *x = a, *y = b;
+	char nx[STAT_TEXT_MAX], ny[STAT_TEXT_MAX];
+	double kx = 0, ky = 0;
+	int order;
+
+	switch (sorting_by) {
+	case STAT_SORT_CALLS:
+		kx = (double)x->latency.count, ky = (double)y->latency.count;
+		break;
+	case STAT_SORT_P99:
+		kx = stat_quantile(&x->latency, x->durations, 0.99).ns;
+		ky = stat_quantile(&y->latency, y->durations, 0.99).ns;
+		break;
+	case STAT_SORT_FALLBACKS:
+		kx = (double)x->modes[OPTRACE_MODE_FALLBACK];
+		ky = (double)y->modes[OPTRACE_MODE_FALLBACK];
+		break;
+	case STAT_SORT_ERRORS:
+		kx = (double)x->errors, ky = (double)y->errors;
+		break;
+	case STAT_SORT_NAME:
+		order = strcmp(
+			stat_string(sorting_snapshot, sorting_tgid, x->name, nx, sizeof(nx)),
+			stat_string(sorting_snapshot, sorting_tgid, y->name, ny, sizeof(ny)));
+		if (order)
+			return order;
+		break;
+	default:
+		break;
+	}
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	return stat_compare_summaries(a, b);
+}
+
 /* How exact a table's percentiles are, for its legend. */
 static const char *precision_words(const struct stat_snapshot *snapshot)
 {
@@ -207,6 +257,7 @@ static void print_ops_text(FILE *out, const struct stat_snapshot *snapshot, __u3
 	struct op_summary *summaries;
 	size_t count = stat_summarize_ops(snapshot, tgid, &summaries);
 	struct text_column columns[OP__COUNT];
+	const char *table_legend;
 	struct text_table table;
 	char legend[1024], line[160];
 	size_t column_count = 0;
@@ -227,6 +278,12 @@ static void print_ops_text(FILE *out, const struct stat_snapshot *snapshot, __u3
 				   : "",
 		 precision_words(snapshot),
 		 snapshot->work_per_op ? "" : "; TASK -: not known to stat for a helper");
+	if (options->sort != STAT_SORT_COST && count) {
+		sorting_snapshot = snapshot;
+		sorting_tgid = tgid;
+		sorting_by = options->sort;
+		qsort(summaries, count, sizeof(*summaries), compare_by_sort);
+	}
 	for (size_t i = 0; i < count; i++) {
 		if (summaries[i].depth != 0) {
 			if (!summaries[i].parent_name)
@@ -238,7 +295,8 @@ static void print_ops_text(FILE *out, const struct stat_snapshot *snapshot, __u3
 			add_helpers(&table, snapshot, tgid, summaries, count, &summaries[i],
 				    summaries[i].name, 1);
 	}
-	text_table_print(out, &table, options->width, legend);
+	table_legend = options->no_legends ? NULL : legend;
+	text_table_print(out, &table, options->width, table_legend);
 	text_table_free(&table);
 	if (orphans) {
 		snprintf(line, sizeof(line),
@@ -288,8 +346,11 @@ static void print_fallbacks_text(FILE *out, const struct stat_snapshot *snapshot
 	if (count) {
 		fputc('\n', out);
 		text_table_print(out, &table, options->width,
-				 "calls that ran a reference path, per operation (ROOT via HELPER: "
-				 "a helper it called fell back), reason and detail");
+				 options->no_legends
+					 ? NULL
+					 : "calls that ran a reference path, per operation (ROOT "
+					   "via HELPER: "
+					   "a helper it called fell back), reason and detail");
 	}
 	text_table_free(&table);
 	stat_groups_free(groups, count);
@@ -341,7 +402,7 @@ static void print_tasks_text(FILE *out, const struct stat_snapshot *snapshot, __
 			 options->show_helpers ? " (ROOT via HELPER: launched by a helper)" : "",
 			 precision_words(snapshot));
 		fputc('\n', out);
-		text_table_print(out, &table, options->width, legend);
+		text_table_print(out, &table, options->width, options->no_legends ? NULL : legend);
 	}
 	text_table_free(&table);
 	stat_groups_free(groups, count);
@@ -385,7 +446,7 @@ static void print_waits_text(FILE *out, const struct stat_snapshot *snapshot, __
 			 options->show_helpers ? " (ROOT via HELPER: in a helper)" : "",
 			 precision_words(snapshot));
 		fputc('\n', out);
-		text_table_print(out, &table, options->width, legend);
+		text_table_print(out, &table, options->width, options->no_legends ? NULL : legend);
 	}
 	text_table_free(&table);
 	stat_groups_free(groups, count);
@@ -482,8 +543,10 @@ void stat_print(FILE *out, struct stat_snapshot *snapshot, const struct stat_pri
 	}
 	if (!count)
 		fprintf(out, "no operations traced\n");
-	for (size_t i = 0; i < count; i++) {
-		fprintf(out, "%s== process %u%s\n", i ? "\n" : "", tgids[i],
+	for (size_t i = 0, printed = 0; i < count; i++) {
+		if (options->only_tgid && tgids[i] != options->only_tgid)
+			continue;
+		fprintf(out, "%s== process %u%s\n", printed++ ? "\n" : "", tgids[i],
 			process_name(snapshot, tgids[i]));
 		print_ops_text(out, snapshot, tgids[i], options);
 		print_fallbacks_text(out, snapshot, tgids[i], options);

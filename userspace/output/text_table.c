@@ -42,6 +42,11 @@ static size_t offset_of(const char *s, int n)
 	return i;
 }
 
+size_t text_prefix_bytes(const char *s, int width)
+{
+	return offset_of(s, width);
+}
+
 void text_table_init(struct text_table *table, const struct text_column *columns, size_t count)
 {
 	memset(table, 0, sizeof(*table));

@@ -57,6 +57,9 @@ void text_table_free(struct text_table *table);
 /* Characters in s (UTF-8): what a terminal shows of it, one column each. */
 int text_width(const char *s);
 
+/* How many bytes of s its first width characters take. */
+size_t text_prefix_bytes(const char *s, int width);
+
 /*
  * text wrapped at width between words, prefix before the first line and
  * continuation (as wide) before every other; a word longer than a line

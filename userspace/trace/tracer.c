@@ -55,6 +55,32 @@ long tracer_parse_positive(const char *arg, struct argp_state *state, const char
 	return value;
 }
 
+long tracer_parse_duration_ms(const char *arg, struct argp_state *state, const char *what)
+{
+	static const struct {
+		const char *suffix;
+		double ms;
+	} units[] = { { "", 1000 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 } };
+	char *end;
+	double value;
+
+	errno = 0;
+	value = strtod(arg, &end);
+	if (!errno && end != arg && value > 0 && arg[0] != '-' && arg[0] != '+' &&
+	    strspn(arg, "0123456789.") == (size_t)(end - arg)) {
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+			double ms = value * units[i].ms;
+
+			if (strcmp(end, units[i].suffix) || ms > 1e12)
+				continue;
+			return ms < 1 ? 1 : (long)(ms + 0.5);
+		}
+	}
+	argp_error(state, "'%s' is not a valid %s: give seconds (2, 0.5) or a unit (500ms, 2m, 1h)",
+		   arg, what);
+	return 0;
+}
+
 enum {
 	OPT_LIB = 0x200,
 	OPT_ATTACH,

@@ -45,6 +45,13 @@ uint64_t tracer_now_ns(void);
 /* A positive integer option (at most 10^9), or an argp error naming what. */
 long tracer_parse_positive(const char *arg, struct argp_state *state, const char *what);
 
+/*
+ * A time as perf and timeout(1) take it: "2", "0.5", "500ms", "1.5s", "2m",
+ * "1h" (seconds when no unit); in milliseconds, at least 1. Refuses anything
+ * else with what it takes.
+ */
+long tracer_parse_duration_ms(const char *arg, struct argp_state *state, const char *what);
+
 /* Set by SIGINT or SIGTERM once tracer_catch_signals() ran: stop and report. */
 extern volatile sig_atomic_t tracer_exiting;
 void tracer_catch_signals(void);
