@@ -337,14 +337,14 @@ static void print_summary(const struct workload_summary *s, double seconds, unsi
 		snprintf(who, sizeof(who), "optrace-demo");
 	if (env.workloads & WORKLOAD_JACOBI)
 		fprintf(stderr,
-			"%s: jacobi: %u sweeps on %zu elements, residual %.3g -> %.3g, "
-			"x[%zu] = %.6f\n",
+			"%s: jacobi: %u sweeps, %zu elements, residual %.3g -> %.3g,\n"
+			"  x[%zu] = %.6f\n",
 			who, s->jacobi_sweeps, env.size, s->jacobi_first_residual,
 			s->jacobi_last_residual, env.size / 2, s->jacobi_middle);
 	if (env.workloads & WORKLOAD_STATS)
-		fprintf(stderr, "%s: stats: %u passes, mean %.6g, var %.6g, norm %.6g, dot %.6g\n",
-			who, s->stats_passes, s->stats_mean, s->stats_var, s->stats_norm,
-			s->stats_dot);
+		fprintf(stderr,
+			"%s: stats: %u passes, mean %.6g, var %.6g,\n  norm %.6g, dot %.6g\n", who,
+			s->stats_passes, s->stats_mean, s->stats_var, s->stats_norm, s->stats_dot);
 	if (env.workloads & WORKLOAD_FALLBACK)
 		fprintf(stderr,
 			"%s: fallback: %u passes, median %.6g, %u deliberate errors reported\n",
@@ -352,8 +352,8 @@ static void print_summary(const struct workload_summary *s, double seconds, unsi
 	if (gpus)
 		snprintf(gpu_procs, sizeof(gpu_procs), " + %u GPU", gpus);
 	fprintf(stderr,
-		"%s: %u round%s x %u thread%s on %u CPU + %u OpenMP%s processors, "
-		"eager threshold %llu: %.3f s\n",
+		"%s: %u round%s x %u thread%s on %u CPU + %u OpenMP%s processors,\n"
+		"  eager threshold %llu: %.3f s\n",
 		who, s->rounds, s->rounds == 1 ? "" : "s", env.threads, env.threads == 1 ? "" : "s",
 		env.cpus, env.omp_procs, gpu_procs, (unsigned long long)demo_max_eager_volume(),
 		seconds);

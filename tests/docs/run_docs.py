@@ -76,6 +76,7 @@ ALLOWED_SKIPS = (
     "installs Debian packages on this machine (CI runs it: scripts/check-packages.sh)",
 )
 
+COLUMNS = 80            # the width every command's text must fit (issue 25)
 BUDGET_S = 170          # the whole suite (tests/run.sh's callers want < 3 min)
 TIMEOUT_S = 60          # one command
 LIVE_S = 2              # a live command's run before its Ctrl-C ...
@@ -319,7 +320,27 @@ def command_env():
     if "MAKEFLAGS" in env:
         env["MAKEFLAGS"] = re.sub(r"\s*--jobserver-(auth|fds)=\S+", "",
                                   env["MAKEFLAGS"])
+    env["COLUMNS"] = str(COLUMNS)   # a terminal of 80, as a user's
     return env
+
+
+def checks_width(command):
+    """Whether a command's output must fit COLUMNS: optrace's own text, not
+    JSON (one record a line), --wide or --dump (records, as they are)."""
+    words = command.split()
+    return (bool(words) and os.path.basename(words[0]) == "optrace" and
+            not any(w in ("--json", "--wide", "--dump", "--dump=records")
+                    or w.startswith("--dump") for w in words) and
+            "|" not in command)
+
+
+def overlong(log):
+    """The first line of the output wider than COLUMNS characters, or None."""
+    with open(log, encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            if len(line.rstrip("\n")) > COLUMNS:
+                return number, line.rstrip("\n")
+    return None
 
 
 def shown(command):
@@ -428,6 +449,11 @@ class Suite:
             how += "; stopped what it left running"
         if status != 0:
             self.result("FAIL", name, how + tail(log))
+            return
+        wide = overlong(log) if checks_width(command) else None
+        if wide:
+            self.result("FAIL", name, f"line {wide[0]} is {len(wide[1])} characters wide, "
+                        f"over COLUMNS={COLUMNS}:\n    | {wide[1]}")
             return
         self.result("PASS", name, how)
         if self.verbose:

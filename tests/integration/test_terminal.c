@@ -328,6 +328,100 @@ START_TEST(test_durations)
 }
 END_TEST
 
+/* optrace ARGS: exit status; stderr into *err (to free). */
+static int run_err(char *const argv[], char **err)
+{
+	char *path = test_path("stderr.txt");
+	int status = run_command(argv, NULL, path, 120);
+
+	*err = read_file(path);
+	ck_assert_ptr_nonnull(*err);
+	free(path);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The words of issue 25's messages, each as a user meets it. */
+START_TEST(test_messages)
+{
+	char *capture = test_path("m.capture"), *prof = test_path("prof"), *newer, *err;
+	char prof_slash[4096], said[4096], pid_text[16];
+	char *quiet[] = { OPTRACE, "stat", "-q", "--", "sh", "-c", "exit 7", NULL };
+	char *list[] = { OPTRACE, "list", DEMO, NULL };
+	char *record[] = { OPTRACE, "record", "-o", capture,   "--",	    DEMO,
+			   "-w",    "stats",  "-q", "--truth", "/dev/null", NULL };
+	char *export[] = { OPTRACE, "export", "--legion", "-o", prof_slash, capture, NULL };
+	char *report_newer[] = { OPTRACE, "report", NULL, NULL };
+	char *parent[] = { OPTRACE, "stat", "-p", pid_text, "-d", "1", NULL };
+	char *copy[] = { "cp", capture, NULL, NULL };
+	pid_t launcher;
+	FILE *file;
+
+	NEED_BPF();
+	/* -q: the command's status is optrace's, and nothing says it */
+	ck_assert_int_eq(run_err(quiet, &err), 7);
+	ck_assert_msg(!strstr(err, "exited with status"), "%s", err);
+	free(err);
+
+	/* a program that uses liboptrace: its probes are in the library */
+	ck_assert_int_eq(run_err(list, &err), 1);
+	ck_assert_msg(strstr(err, "has no optrace probes: a runtime's probes are in liboptrace") &&
+			      strstr(err, "optrace list /") && strstr(err, "-p PID"),
+		      "%s", err);
+	free(err);
+
+	/* a short recording says its time, not a rate */
+	ck_assert_int_eq(run_err(record, &err), 0);
+	ck_assert_msg(!strstr(err, "events/s") && strstr(err, " s\n"), "%s", err);
+	free(err);
+
+	/* "prof/": no "prof//prof_*.gz" */
+	snprintf(prof_slash, sizeof(prof_slash), "%s/", prof);
+	ck_assert_int_eq(run_err(export, &err), 0);
+	snprintf(said, sizeof(said), "legion_prof view %s/prof_*.gz\n", prof);
+	ck_assert_msg(strstr(err, said) && !strstr(err, "//"), "%s", err);
+	free(err);
+
+	/* a newer capture format: the file named, the formats this one reads */
+	newer = test_path("newer.capture");
+	copy[2] = newer;
+	ck_assert_int_eq(run_command(copy, NULL, NULL, 30), 0);
+	file = fopen(newer, "r+b");
+	ck_assert_ptr_nonnull(file);
+	ck_assert_int_eq(fseek(file, 8, SEEK_SET), 0);
+	ck_assert_int_eq(fputc(9, file), 9);
+	fclose(file);
+	report_newer[2] = newer;
+	ck_assert_int_eq(run_err(report_newer, &err), 1);
+	ck_assert_msg(strstr(err, newer) &&
+			      strstr(err, "capture format 9.0 is newer than this optrace reads "
+					  "(format 1.x): read it with a newer optrace"),
+		      "%s", err);
+	free(err);
+
+	/* a launcher's children are named when it ran nothing itself */
+	launcher = fork();
+	ck_assert_int_ge(launcher, 0);
+	if (launcher == 0) {
+		execl(DEMO, DEMO, "--forever", "--procs", "2", "-w", "stats", "-q", "--truth",
+		      "/dev/null", (char *)NULL);
+		_exit(127);
+	}
+	usleep(700 * 1000);
+	snprintf(pid_text, sizeof(pid_text), "%d", launcher);
+	ck_assert_int_eq(run_err(parent, &err), 0);
+	snprintf(said, sizeof(said),
+		 "process %d ran no operations, but 2 of its children map "
+		 "liboptrace: trace them with -p ",
+		 launcher);
+	ck_assert_msg(strstr(err, said), "%s", err);
+	free(err);
+	reap_within(launcher, SIGTERM, 10);
+	free(newer);
+	free(capture);
+	free(prof);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("terminal");
@@ -341,6 +435,7 @@ int main(void)
 	tcase_add_test(tc, test_top_batch);
 	tcase_add_test(tc, test_top_keys_on_a_terminal);
 	tcase_add_test(tc, test_durations);
+	tcase_add_test(tc, test_messages);
 	suite_add_tcase(suite, tc);
 	return run_suite(suite);
 }

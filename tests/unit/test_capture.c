@@ -666,9 +666,10 @@ START_TEST(test_versions)
 	file[8] = 2;
 	spill(other, file, size);
 	ck_assert_int_eq(capture_reader_open(&r, other, why, sizeof(why)), -EPROTONOSUPPORT);
-	ck_assert_msg(strstr(why, "capture format 2.0 is newer than this optrace reads") &&
-			      strstr(why, "newer optrace"),
-		      "%s", why);
+	ck_assert_msg(
+		strstr(why, "capture format 2.0 is newer than this optrace reads (format 1.x)") &&
+			strstr(why, "newer optrace") && !strstr(why, "1.x to 1.x"),
+		"%s", why);
 	file[8] = 0;
 	spill(other, file, size);
 	ck_assert_int_eq(capture_reader_open(&r, other, why, sizeof(why)), -EPROTONOSUPPORT);
@@ -744,7 +745,8 @@ START_TEST(test_garbage_and_empty_files)
 	ck_assert_int_eq(read_records(r), 0);
 	s = capture_reader_status(r);
 	ck_assert_int_eq(s->end, CAPTURE_END_GARBAGE);
-	ck_assert_msg(strstr(s->message, "holds no chunk") && strstr(s->message, "every record"),
+	ck_assert_msg(strstr(s->message, "holds no chunk") &&
+			      strstr(s->message, "all its records are "),
 		      "%s", s->message);
 	capture_reader_close(r);
 

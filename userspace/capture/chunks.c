@@ -35,7 +35,7 @@ static void lost_records(const struct capture_reader *r, char *text, size_t size
 	if (r->next_seq)
 		snprintf(text, size, "the records after chunk %" PRIu64, r->next_seq - 1);
 	else
-		snprintf(text, size, "every record");
+		snprintf(text, size, "all its records");
 }
 
 /* Ends reading: the status says how, in a sentence made of format. */

@@ -157,10 +157,15 @@ static int read_file_header(struct capture_reader *r, char *why, size_t why_size
 	major = get_le16(start + 8);
 	minor = get_le16(start + 10);
 	if (major > CAPTURE_VERSION_MAJOR || major < CAPTURE_VERSION_MAJOR_OLDEST) {
-		say(why, why_size,
-		    "capture format %u.%u is %s than this optrace reads (%d.x to %d.x): %s", major,
-		    minor, major > CAPTURE_VERSION_MAJOR ? "newer" : "older",
-		    CAPTURE_VERSION_MAJOR_OLDEST, CAPTURE_VERSION_MAJOR,
+		char formats[32];
+
+		if (CAPTURE_VERSION_MAJOR_OLDEST == CAPTURE_VERSION_MAJOR)
+			snprintf(formats, sizeof(formats), "format %d.x", CAPTURE_VERSION_MAJOR);
+		else
+			snprintf(formats, sizeof(formats), "formats %d.x to %d.x",
+				 CAPTURE_VERSION_MAJOR_OLDEST, CAPTURE_VERSION_MAJOR);
+		say(why, why_size, "capture format %u.%u is %s than this optrace reads (%s): %s",
+		    major, minor, major > CAPTURE_VERSION_MAJOR ? "newer" : "older", formats,
 		    major > CAPTURE_VERSION_MAJOR ? "read it with a newer optrace"
 						  : "read it with an older optrace");
 		return -EPROTONOSUPPORT;

@@ -19,6 +19,7 @@
 #include "trace/targets.h"
 #include "trace/tracer.h"
 #include "trace/usdt_notes.h"
+#include "output/text_table.h"
 
 #define MAX_PIDS 64
 
@@ -129,7 +130,13 @@ static void print_gpu_collector(pid_t pid)
 /* The probe table of the file at path; base and mem_fd (or -1): a process's, for ARMED. */
 static int print_probes(const char *path, unsigned long base, int mem_fd)
 {
+	static const struct text_column columns[] = {
+		{ "PROBE", 0, true, false, false },	{ "OFFSET", 0, true, false, false },
+		{ "SEMAPHORE", 0, true, false, false }, { "ARMED", 0, true, false, false },
+		{ "ARGUMENTS", 0, true, false, true },
+	};
 	struct usdt_notes notes = { 0 };
+	struct text_table table;
 	int err;
 
 	err = usdt_notes_read(path, NULL, &notes);
@@ -142,24 +149,34 @@ static int print_probes(const char *path, unsigned long base, int mem_fd)
 	}
 	keep_optrace_providers(&notes);
 	if (!notes.count) {
-		diag("%s has no optrace probes", path);
+		char library[PATH_MAX], resolved[PATH_MAX];
+		const char *suggested = default_liboptrace(library, sizeof(library));
+
+		/* A program that uses liboptrace has its probes there, not in itself. */
+		diag("%s has no optrace probes: a runtime's probes are in liboptrace (try: optrace "
+		     "list %s, or optrace list -p PID of the running program)",
+		     path, realpath(suggested, resolved) ? resolved : suggested);
 		usdt_notes_free(&notes);
 		return 1;
 	}
-	printf("%-24s %-18s %-18s %-8s %s\n", "PROBE", "OFFSET", "SEMAPHORE", "ARMED", "ARGUMENTS");
+	text_table_init(&table, columns, 5);
 	for (size_t i = 0; i < notes.count; i++) {
 		const struct usdt_note *note = &notes.notes[i];
-		char probe[USDT_NAME_MAX * 2 + 2], armed[16] = "-";
+		char probe[USDT_NAME_MAX * 2 + 2], armed[16] = "-", offset[24], semaphore[24];
+		const char *cells[5] = { probe, offset, semaphore, armed, note->args };
 		unsigned short value;
 
 		snprintf(probe, sizeof(probe), "%s:%s", note->provider, note->name);
 		if (mem_fd >= 0 && note->semaphore &&
 		    !read_semaphore(mem_fd, base + note->semaphore, &value))
 			snprintf(armed, sizeof(armed), value ? "yes(%u)" : "no", value);
-		printf("%-24s 0x%-16llx 0x%-16llx %-8s %s\n", probe,
-		       (unsigned long long)note->pc_offset,
-		       (unsigned long long)note->semaphore_offset, armed, note->args);
+		snprintf(offset, sizeof(offset), "0x%llx", (unsigned long long)note->pc_offset);
+		snprintf(semaphore, sizeof(semaphore), "0x%llx",
+			 (unsigned long long)note->semaphore_offset);
+		text_table_add(&table, cells);
 	}
+	text_table_print(stdout, &table, text_output_width(stdout, false), NULL);
+	text_table_free(&table);
 	usdt_notes_free(&notes);
 	return 0;
 }

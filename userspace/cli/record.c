@@ -455,13 +455,19 @@ static void read_losses(struct record_bpf *skel, uint64_t losses[RECORD_LOSS__CO
 static void print_status(const struct recorder *recorder, const uint64_t *losses, double seconds,
 			 bool final)
 {
-	fprintf(stderr, "%s%llu events (%.1f MiB), %llu lost in the kernel, %.0f events/s%s",
-		final ? "" : "\r", (unsigned long long)recorder->events,
-		recorder->bytes / (1024.0 * 1024.0),
+	char rate[48] = "";
+
+	/* A rate over less than a second says more about the start than the run. */
+	if (seconds >= 1)
+		snprintf(rate, sizeof(rate), ", %.0f events/s", recorder->events / seconds);
+	else if (final)
+		snprintf(rate, sizeof(rate), " in %.2f s", seconds);
+	fprintf(stderr, "%s%llu events (%.1f MiB), %llu lost in the kernel%s%s", final ? "" : "\r",
+		(unsigned long long)recorder->events, recorder->bytes / (1024.0 * 1024.0),
 		(unsigned long long)(losses[RECORD_LOSS_RINGBUF_FULL] +
 				     losses[RECORD_LOSS_STRING_DROPPED] +
 				     losses[RECORD_LOSS_GPU_RINGBUF_FULL]),
-		seconds > 0 ? recorder->events / seconds : 0.0, final ? "\n" : "   ");
+		rate, final ? "\n" : "   ");
 }
 
 static char *describe_targets(int argc, char **argv)
@@ -672,6 +678,7 @@ int cmd_record(int argc, char **argv)
 			env.output, strerror(-recorder.error));
 
 cleanup:
+	tracer.quiet = env.quiet;
 	status = tracer_finish(&tracer, tracer_exiting);
 	if (ring)
 		ring_buffer__consume(ring);

@@ -76,7 +76,7 @@ static const struct argp_option options[] = {
 	{ "by-site", OPT_BY_SITE, NULL, 0,
 	  "One row per call site of each operation the user called", 0 },
 	{ "internal", OPT_INTERNAL, NULL, 0,
-	  "With --show-helpers: helpers split by their library-internal call sites", 0 },
+	  "Helpers split by their library-internal call sites (implies --show-helpers)", 0 },
 	{ "gpu", OPT_GPU, "FILE", 0,
 	  "GPU activity written by liboptrace-cupti to OPTRACE_GPU_FILE, merged in", 0 },
 	{ "dump", OPT_DUMP, "records", OPTION_ARG_OPTIONAL,

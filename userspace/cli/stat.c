@@ -27,6 +27,7 @@
 #include "cli/top_screen.h"
 #include "output/stat_print.h"
 #include "output/text_table.h"
+#include "trace/targets.h"
 #include "trace/tracer.h"
 
 #define TICK_MS 100
@@ -205,6 +206,44 @@ static void print_json_time(FILE *out, void *ctx)
 		fprintf(out, ",\"interval_s\":%g", env.interval_ms / 1000.0);
 }
 
+struct children {
+	pid_t parent;
+	char list[256];
+	size_t used;
+	int count;
+};
+
+static int note_child(pid_t pid, const struct library *library, void *ctx)
+{
+	struct children *children = ctx;
+
+	(void)library;
+	if (process_parent(pid) == children->parent && children->used < sizeof(children->list)) {
+		children->used +=
+			(size_t)snprintf(children->list + children->used,
+					 sizeof(children->list) - children->used, " -p %d", pid);
+		children->count++;
+	}
+	return 0;
+}
+
+/*
+ * Nothing traced in a -p target that is a launcher (mpirun, the demo's
+ * --procs): its children are the runtimes, and have to be named.
+ */
+static void hint_children(void)
+{
+	for (int i = 0; i < tracer_options.pid_count; i++) {
+		struct children children = { .parent = tracer_options.pids[i] };
+
+		for_each_liboptrace_process(note_child, &children);
+		if (children.count)
+			diag("process %d ran no operations, but %d of its children map liboptrace: "
+			     "trace them with%s (or every runtime with -a)",
+			     children.parent, children.count, children.list);
+	}
+}
+
 static int print_snapshot(struct stat_bpf *skel, bool clear)
 {
 	struct stat_snapshot snapshot;
@@ -232,6 +271,8 @@ static int print_snapshot(struct stat_bpf *skel, bool clear)
 		env.print.width = text_output_width(env.out, env.wide);
 		stat_print(env.out, &snapshot, &env.print);
 		fflush(env.out);
+		if (!snapshot.op_count && !snapshot.task_count && !env.quiet)
+			hint_children();
 	}
 	env.printed++;
 	stat_snapshot_free(&snapshot);
@@ -321,6 +362,7 @@ static int run(int argc, char **argv, const struct argp *argp)
 cleanup:
 	if (env.top)
 		top_screen_stop(&screen);
+	tracer.quiet = env.quiet;
 	status = tracer_finish(&tracer, tracer_exiting || env.quiet);
 	if (env.out && env.out != stdout) {
 		if (fclose(env.out) && !err) {

@@ -371,12 +371,18 @@ static int export_all(char *const *paths, int path_count,
 	if (err && err != -EBADMSG) /* -EBADMSG: said what could not be read */
 		fprintf(stderr, "optrace: cannot write the Legion Prof logs: %s\n", strerror(-err));
 	err = settle_files(&exporter, err);
-	if (!err)
-		fprintf(stderr,
-			"optrace: wrote %zu Legion Prof log%s in %s (open with: "
-			"legion_prof view %s/prof_*.gz)\n",
-			exporter.process_count, exporter.process_count == 1 ? "" : "s",
-			options->directory, options->directory);
+	if (!err) {
+		size_t length = strlen(options->directory);
+
+		/* "prof/" as "prof": no "prof//prof_*.gz" */
+		while (length > 1 && options->directory[length - 1] == '/')
+			length--;
+		fprintf(stderr, "optrace: wrote %zu Legion Prof log%s in %.*s\n",
+			exporter.process_count, exporter.process_count == 1 ? "" : "s", (int)length,
+			options->directory);
+		fprintf(stderr, "optrace: open with: legion_prof view %.*s/prof_*.gz\n",
+			(int)length, options->directory);
+	}
 	if (!err && exporter.gpu_untimed)
 		fprintf(stderr,
 			"optrace: %" PRIu64 " GPU activit%s without device times not drawn\n",

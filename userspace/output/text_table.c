@@ -248,13 +248,16 @@ static size_t last_fixed(const struct layout *l)
 	return last;
 }
 
-/* One line: the fixed columns, then the trailing text where it fits. */
+/* One line: the fixed columns, then the trailing text where it fits, else below. */
 static void put_row(FILE *out, const struct text_table *table, const struct layout *l,
 		    const char *const *cells, int width, bool header)
 {
 	size_t last = last_fixed(l);
+	bool has_trailing = l->trailing < l->columns && cells[l->trailing][0];
+	bool inline_trailing =
+		has_trailing && (width == TEXT_WIDTH_UNLIMITED ||
+				 fixed_width(l) + 2 + text_width(cells[l->trailing]) <= width);
 	bool first = true;
-	int used;
 
 	for (size_t c = 0; c < l->columns; c++) {
 		char cut[1024];
@@ -271,20 +274,22 @@ static void put_row(FILE *out, const struct text_table *table, const struct layo
 		first = false;
 		put_padded(out, text, l->width[c],
 			   table->columns[c].left || (header && table->columns[c].shrinks),
-			   c == last && (l->trailing == l->columns || !cells[l->trailing][0]));
+			   c == last && !inline_trailing);
 	}
-	if (l->trailing == l->columns || !cells[l->trailing][0]) {
-		fputc('\n', out);
-		return;
-	}
-	used = fixed_width(l);
-	if (width == TEXT_WIDTH_UNLIMITED || used + 2 + text_width(cells[l->trailing]) <= width) {
-		fprintf(out, "  %s\n", cells[l->trailing]);
-		return;
-	}
+	if (inline_trailing)
+		fprintf(out, "  %s", cells[l->trailing]);
 	fputc('\n', out);
-	if (!header) /* a header that does not fit is left out: its rows say what they are */
-		text_wrap(out, TRAILING_INDENT, TRAILING_INDENT, cells[l->trailing], width);
+	/* a header that does not fit is left out: its rows say what they are */
+	if (has_trailing && !inline_trailing && !header) {
+		/* under the name, indented as it is (a helper's under the helper) */
+		char indent[64];
+		size_t spaces = l->name >= 0 ? strspn(cells[l->name], " ") : 0;
+
+		if (spaces > 32)
+			spaces = 32;
+		snprintf(indent, sizeof(indent), "%*s" TRAILING_INDENT, (int)spaces, "");
+		text_wrap(out, indent, indent, cells[l->trailing], width);
+	}
 }
 
 /* "# SHORT is NAME", once per cut name. */
@@ -380,6 +385,22 @@ void text_wrap(FILE *out, const char *prefix, const char *continuation, const ch
 		length = strcspn(text, " \n");
 		for (size_t i = 0; i < length; i++)
 			word += !continuation_byte((unsigned char)text[i]);
+		/* A word longer than a line (a path): as much as fits, the rest below. */
+		if (width != TEXT_WIDTH_UNLIMITED &&
+		    word > width - text_width(continuation) - (line_empty ? 0 : 1) &&
+		    width - column - (line_empty ? 0 : 1) > 0) {
+			int room = width - column - (line_empty ? 0 : 1);
+
+			if (!line_empty)
+				fputc(' ', out);
+			length = offset_of(text, room);
+			fwrite(text, 1, length, out);
+			text += length;
+			fprintf(out, "\n%s", continuation);
+			column = text_width(continuation);
+			line_empty = true;
+			continue;
+		}
 		if (!line_empty && width != TEXT_WIDTH_UNLIMITED && column + 1 + word > width) {
 			fprintf(out, "\n%s", continuation);
 			column = text_width(continuation);

@@ -148,6 +148,24 @@ int find_liboptrace(pid_t pid, struct library *library)
 	return err < 0 ? err : search.err;
 }
 
+pid_t process_parent(pid_t pid)
+{
+	char path[64], line[512], *after;
+	int parent = 0;
+	FILE *file;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	file = fopen(path, "re");
+	if (!file)
+		return 0;
+	/* "PID (COMM) STATE PPID ...": the command may hold spaces and ')' */
+	if (fgets(line, sizeof(line), file) && (after = strrchr(line, ')')) &&
+	    sscanf(after + 1, " %*c %d", &parent) != 1)
+		parent = 0;
+	fclose(file);
+	return parent;
+}
+
 void process_name(pid_t pid, char *name, size_t size)
 {
 	char path[64];

@@ -55,6 +55,9 @@ const char *mappings_refused_hint(void);
 /* True if the file name is liboptrace's: liboptrace.so, .so.1, .so.1.2.3. */
 int is_liboptrace_name(const char *path);
 
+/* The parent of process pid (from /proc/PID/stat), or 0 when it is gone. */
+pid_t process_parent(pid_t pid);
+
 /* The process's command name (comm), or "?" when it is gone. */
 void process_name(pid_t pid, char *name, size_t size);
 

@@ -692,12 +692,16 @@ int tracer_finish(struct tracer *tracer, bool interrupted)
 	if (!tracer->child_exited || tracer->child_stopped)
 		return 0;
 	if (WIFEXITED(tracer->child_status) && WEXITSTATUS(tracer->child_status)) {
-		diag("the command exited with status %d", WEXITSTATUS(tracer->child_status));
+		if (!tracer->quiet)
+			diag("the command exited with status %d",
+			     WEXITSTATUS(tracer->child_status));
 		return WEXITSTATUS(tracer->child_status);
 	}
 	if (WIFSIGNALED(tracer->child_status)) {
-		diag("the command was killed by signal %d (%s)", WTERMSIG(tracer->child_status),
-		     strsignal(WTERMSIG(tracer->child_status)));
+		if (!tracer->quiet)
+			diag("the command was killed by signal %d (%s)",
+			     WTERMSIG(tracer->child_status),
+			     strsignal(WTERMSIG(tracer->child_status)));
 		return 128 + WTERMSIG(tracer->child_status);
 	}
 	return 0;

@@ -81,6 +81,7 @@ struct tracer {
 	pid_t child;
 	int child_status;
 	bool child_exited;
+	bool quiet;	    /* -q: the command's status is the exit status, not said */
 	bool child_stopped; /* by optrace: -d passed, or optrace was told to stop */
 	int exec_error;	    /* the command could not be started: execvp()'s errno */
 	bool fast_path;	    /* the batch probe, not the per-event probes */
