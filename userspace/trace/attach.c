@@ -2,6 +2,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -277,12 +278,47 @@ int attacher_attach(struct attacher *attacher, const char *path, pid_t pid)
 	return err;
 }
 
+/* Links destroyed by one detaching thread: every DETACH_THREADS-th from first. */
+struct detach_slice {
+	struct attacher *attacher;
+	size_t first;
+};
+
+#define DETACH_THREADS 8
+
+static void *detach_slice(void *arg)
+{
+	struct detach_slice *slice = arg;
+
+	for (size_t i = slice->first; i < slice->attacher->link_count; i += DETACH_THREADS)
+		bpf_link__destroy(slice->attacher->links[i]);
+	for (size_t i = slice->first; i < slice->attacher->fd_count; i += DETACH_THREADS)
+		close(slice->attacher->fds[i]);
+	return NULL;
+}
+
 void attacher_destroy(struct attacher *attacher)
 {
-	for (size_t i = 0; i < attacher->link_count; i++)
-		bpf_link__destroy(attacher->links[i]);
-	for (size_t i = 0; i < attacher->fd_count; i++)
-		close(attacher->fds[i]);
+	struct detach_slice slices[DETACH_THREADS];
+	pthread_t threads[DETACH_THREADS];
+	bool started[DETACH_THREADS] = { false };
+
+	/*
+	 * Each uprobe's detach waits for the kernel's grace period (tens of
+	 * milliseconds, more on a busy machine): side by side, they wait for
+	 * the same ones.
+	 */
+	for (size_t t = 0;
+	     t < DETACH_THREADS && (t < attacher->link_count || t < attacher->fd_count); t++) {
+		slices[t] = (struct detach_slice){ .attacher = attacher, .first = t };
+		started[t] = !pthread_create(&threads[t], NULL, detach_slice, &slices[t]);
+		if (!started[t])
+			detach_slice(&slices[t]); /* no thread: here, in turn */
+	}
+	for (size_t t = 0; t < DETACH_THREADS; t++) {
+		if (started[t])
+			pthread_join(threads[t], NULL);
+	}
 	free(attacher->links);
 	free(attacher->fds);
 	memset(attacher, 0, sizeof(*attacher));

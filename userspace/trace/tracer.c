@@ -677,7 +677,7 @@ int tracer_finish(struct tracer *tracer, bool interrupted)
 	 */
 	/* On Ctrl-C the command got the SIGINT too: let it end of that first. */
 	if (!reap_within(tracer, interrupted ? 200 : 0)) {
-		if (verbose || !interrupted)
+		if (verbose || (!interrupted && !tracer->quiet))
 			diag("stopping the command (SIGTERM)");
 		tracer->child_stopped = true;
 		kill(tracer->child, SIGTERM);
