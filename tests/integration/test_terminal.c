@@ -351,6 +351,7 @@ START_TEST(test_messages)
 			   "-w",    "stats",  "-q", "--truth", "/dev/null", NULL };
 	char *export[] = { OPTRACE, "export", "--legion", "-o", prof_slash, capture, NULL };
 	char *report_newer[] = { OPTRACE, "report", NULL, NULL };
+	char *report_internal[] = { OPTRACE, "report", "--internal", NULL, NULL };
 	char *parent[] = { OPTRACE, "stat", "-p", pid_text, "-d", "1", NULL };
 	char *copy[] = { "cp", capture, NULL, NULL };
 	pid_t launcher;
@@ -396,6 +397,23 @@ START_TEST(test_messages)
 			      strstr(err, "capture format 9.0 is newer than this optrace reads "
 					  "(format 1.x): read it with a newer optrace"),
 		      "%s", err);
+	free(err);
+
+	/* not a capture: the file is named */
+	file = fopen(newer, "w");
+	ck_assert_ptr_nonnull(file);
+	fputs("# not a capture\n", file);
+	fclose(file);
+	ck_assert_int_eq(run_err(report_newer, &err), 1);
+	snprintf(said, sizeof(said), "%s: not an optrace capture: it starts with bytes 23 20",
+		 newer);
+	ck_assert_msg(strstr(err, said), "%s", err);
+	free(err);
+
+	/* --internal alone shows the helpers it splits, by their call sites */
+	report_internal[3] = capture;
+	err = run_at(0, report_internal);
+	ck_assert_msg(strstr(err, "\n  demo.") && strstr(err, "@ "), "%s", err);
 	free(err);
 
 	/* a launcher's children are named when it ran nothing itself */

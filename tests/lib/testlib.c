@@ -152,6 +152,21 @@ int run_command(char *const argv[], const char *out_path, const char *err_path, 
 	}
 }
 
+char *squeeze_spaces(char *text)
+{
+	char *out = text;
+	bool line_start = true;
+
+	for (const char *in = text; *in; in++) {
+		if (*in == ' ' && !line_start && in[1] == ' ')
+			continue; /* the last of the run is kept */
+		line_start = *in == '\n' || (line_start && *in == ' ');
+		*out++ = *in;
+	}
+	*out = '\0';
+	return text;
+}
+
 char *read_file(const char *path)
 {
 	FILE *file = fopen(path, "re");

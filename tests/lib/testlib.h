@@ -71,6 +71,13 @@ int reap_within(pid_t pid, int signo, int grace_s);
 /* Reads a whole file into a NUL-terminated string; NULL on error. */
 char *read_file(const char *path);
 
+/*
+ * A table's text with every run of spaces inside a line made one (the
+ * indent kept): what a row says, whatever its columns' widths. In place;
+ * returns text.
+ */
+char *squeeze_spaces(char *text);
+
 /* Creates a private temporary directory for one test; remove with rm_rf(). */
 char *make_temp_dir(void);
 void rm_rf(const char *path);
