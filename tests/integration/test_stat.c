@@ -569,16 +569,10 @@ START_TEST(test_one_snapshot_agrees)
 	char *json = test_path("intervals.json"), *text, pid_text[16];
 	char *argv[] = { OPTRACE, "stat", "--json", "-q", "-p", pid_text, "1", "4", NULL };
 	int intervals = 0;
-	pid_t demo = fork();
+	pid_t demo;
 
 	NEED_BPF();
-	ck_assert_int_ge(demo, 0);
-	if (demo == 0) {
-		execl(DEMO, DEMO, "--forever", "--workload", "fallback", "-q", "--truth",
-		      "/dev/null", (char *)NULL);
-		_exit(127);
-	}
-	usleep(300 * 1000);
+	demo = start_demo_forever("fallback");
 	snprintf(pid_text, sizeof(pid_text), "%d", demo);
 	ck_assert_int_eq(run_command(argv, json, NULL, 60), 0);
 	reap_within(demo, SIGTERM, 10);

@@ -141,21 +141,6 @@ START_TEST(test_stat_fits)
 }
 END_TEST
 
-/* The demo, running until stopped. */
-static pid_t start_demo(void)
-{
-	pid_t pid = fork();
-
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		execl(DEMO, DEMO, "--forever", "--workload", "fallback", "-q", "--truth",
-		      "/dev/null", (char *)NULL);
-		_exit(127);
-	}
-	usleep(300 * 1000);
-	return pid;
-}
-
 START_TEST(test_top_batch)
 {
 	char pid_text[16], *text;
@@ -165,7 +150,7 @@ START_TEST(test_top_batch)
 	int frames = 0;
 
 	NEED_BPF();
-	demo = start_demo();
+	demo = start_demo_forever("fallback");
 	snprintf(pid_text, sizeof(pid_text), "%d", demo);
 	text = run_at(0, argv);
 	ck_assert_msg(!strchr(text, '\033'), "an escape byte in top -b:\n%s", text);
@@ -248,7 +233,7 @@ START_TEST(test_top_keys_on_a_terminal)
 	pid_t demo, top;
 
 	NEED_BPF();
-	demo = start_demo();
+	demo = start_demo_forever("fallback");
 	snprintf(pid_text, sizeof(pid_text), "%d", demo);
 	top = forkpty(&master, NULL, NULL, &size);
 	ck_assert_int_ge(top, 0);

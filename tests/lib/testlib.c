@@ -152,6 +152,20 @@ int run_command(char *const argv[], const char *out_path, const char *err_path, 
 	}
 }
 
+pid_t start_demo_forever(const char *workload)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl(DEMO, DEMO, "--forever", "--workload", workload, "-q", "--truth", "/dev/null",
+		      (char *)NULL);
+		_exit(127);
+	}
+	usleep(300 * 1000); /* past its start: it maps liboptrace */
+	return pid;
+}
+
 char *squeeze_spaces(char *text)
 {
 	char *out = text;

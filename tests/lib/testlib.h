@@ -71,6 +71,9 @@ int reap_within(pid_t pid, int signo, int grace_s);
 /* Reads a whole file into a NUL-terminated string; NULL on error. */
 char *read_file(const char *path);
 
+/* optrace-demo --forever --workload workload, started, 300 ms in: its pid. */
+pid_t start_demo_forever(const char *workload);
+
 /*
  * A table's text with every run of spaces inside a line made one (the
  * indent kept): what a row says, whatever its columns' widths. In place;

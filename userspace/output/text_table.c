@@ -147,6 +147,23 @@ static bool trailing_overflows(const struct text_table *table, const struct layo
 	return false;
 }
 
+/* Leaves out the kept column of the largest drop level, at least least (the rightmost of equals).
+ */
+static bool drop_one(const struct text_table *table, struct layout *l, unsigned char least)
+{
+	size_t drop = l->columns;
+
+	for (size_t c = 0; c < l->columns; c++) {
+		if (l->kept[c] && c != l->trailing && table->columns[c].drop >= least &&
+		    (drop == l->columns || table->columns[c].drop >= table->columns[drop].drop))
+			drop = c;
+	}
+	if (drop == l->columns)
+		return false;
+	l->kept[drop] = false;
+	return true;
+}
+
 static void plan(const struct text_table *table, int width, struct layout *l)
 {
 	int natural[64];
@@ -174,36 +191,13 @@ static void plan(const struct text_table *table, int width, struct layout *l)
 	if (width == TEXT_WIDTH_UNLIMITED)
 		return;
 	fit_name(l, natural, width, NAME_SOFT_MIN);
-	while (fixed_width(l) > width) {
-		size_t drop = l->columns;
-
-		for (size_t c = 0; c < l->columns; c++) {
-			if (l->kept[c] && c != l->trailing && table->columns[c].drop &&
-			    (drop == l->columns ||
-			     table->columns[c].drop >= table->columns[drop].drop))
-				drop = c;
-		}
-		if (drop == l->columns)
-			break;
-		l->kept[drop] = false;
+	while (fixed_width(l) > width && drop_one(table, l, 1))
 		fit_name(l, natural, width, NAME_SOFT_MIN);
-	}
 	if (fixed_width(l) > width)
 		fit_name(l, natural, width, NAME_HARD_MIN);
-	while (l->trailing < l->columns && trailing_overflows(table, l, width)) {
-		size_t drop = l->columns;
-
-		for (size_t c = 0; c < l->columns; c++) {
-			if (l->kept[c] && c != l->trailing &&
-			    table->columns[c].drop >= TEXT_DROP_FOR_TRAILING &&
-			    (drop == l->columns ||
-			     table->columns[c].drop >= table->columns[drop].drop))
-				drop = c;
-		}
-		if (drop == l->columns)
-			break;
-		l->kept[drop] = false;
-	}
+	while (l->trailing < l->columns && trailing_overflows(table, l, width) &&
+	       drop_one(table, l, TEXT_DROP_FOR_TRAILING))
+		;
 }
 
 /* text cut to width characters in the middle, its indent kept: "demo.lo…name". */
