@@ -16,7 +16,8 @@ CFLAGS ?= -O2 -g
 # CI builds with WERROR=1: a warning fails the build there.
 WARNINGS := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
 INCLUDES := -Iinclude -I$(OUTPUT)/probes
-ALL_CFLAGS := $(CFLAGS) $(WARNINGS) $(INCLUDES) -std=gnu11 -fPIC -pthread
+# -MMD -MP: each object's .d lists the headers it includes (read at the end).
+ALL_CFLAGS := $(CFLAGS) $(WARNINGS) $(INCLUDES) -std=gnu11 -fPIC -pthread -MMD -MP
 
 LIB_DIR := $(OUTPUT)/lib
 BIN_DIR := $(OUTPUT)/bin
@@ -37,7 +38,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all lib optrace python demo tests bench run-bench test install uninstall clean deps \
+.PHONY: all lib optrace python demo tests bench run-bench test test-unit install uninstall clean deps \
 	sanitize format format-check lint man deb
 
 all: lib optrace python $(DEMO) tests bench
@@ -201,7 +202,8 @@ $(BPF_DIR)/%.skel.h: $(BPF_DIR)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(OUTPUT)/userspace/%.o: userspace/%.c $(USERSPACE_HEADERS) $(BPF_SKELS) | $(DEPS_STAMP)
+# Generated headers first (order only): what each object includes is in its .d.
+$(OUTPUT)/userspace/%.o: userspace/%.c | $(BPF_SKELS) $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(OPTRACE_CFLAGS) -c $< -o $@
@@ -333,11 +335,11 @@ TEST_SRCS := $(filter-out tests/unit/test_cupti_%.c tests/integration/test_cupti
 TEST_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(TEST_SRCS)))
 endif
 
-$(OUTPUT)/tests/lib_%.o: tests/lib/%.c $(wildcard tests/lib/*.h) $(PROBES_HEADERS) | $(OUTPUT)/tests $(DEPS_STAMP)
+$(OUTPUT)/tests/lib_%.o: tests/lib/%.c | $(PROBES_HEADERS) $(OUTPUT)/tests $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/tests/us/%.o: userspace/%.c $(USERSPACE_HEADERS) | $(DEPS_STAMP)
+$(OUTPUT)/tests/us/%.o: userspace/%.c | $(PROBES_HEADERS) $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
@@ -346,7 +348,7 @@ $(OUTPUT)/tests/us_gpufile.o: probes/cupti/gpufile.c probes/cupti/gpufile.h | $(
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) $(PROBES_HEADERS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) | $(PROBES_HEADERS) $(OUTPUT)/tests
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPER_OBJS) $(LINK_OPTRACE) -lelf -lz -lcrypt -lutil \
 		$(CHECK_LIBS)
@@ -407,6 +409,12 @@ tests: $(TEST_BINS) $(FIXTURES)
 test: $(TEST_BINS) $(FIXTURES) $(DEMO) $(OPTRACE) $(PY_MODULE) $(OUTPUT)/bench/gen_capture
 	$(Q)PYTHON=$(PYTHON) PYTHONPATH=$(PY_DIR) OPTRACE_BUILD_DIR=$(OUTPUT) \
 		tests/run.sh $(TEST_BINS) tests/python/run.py tests/docs/run_docs.py
+
+# The unit suites alone: no root, no BPF, no demo; under a minute.
+UNIT_TEST_BINS := $(filter $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c)),\
+	$(TEST_BINS))
+test-unit: $(UNIT_TEST_BINS) $(FIXTURES)
+	$(Q)OPTRACE_BUILD_DIR=$(OUTPUT) tests/run.sh $(UNIT_TEST_BINS)
 
 # Every suite again under AddressSanitizer and UndefinedBehaviorSanitizer, in
 # a build of its own (.output-sanitize); the Python suites run Debian's python3
@@ -592,3 +600,6 @@ uninstall:
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
+
+# The headers each object and program included when it was last built.
+-include $(shell find $(OUTPUT) -name '*.d' -not -path '*/probes/*.d' 2>/dev/null)

@@ -2,9 +2,9 @@
 /*
  * The optrace probe ABI: the values that travel in probe arguments.
  *
- * These numbers are part of ABI 1. A value is never renumbered or reused;
- * new values are appended before the __COUNT sentinel, and tracers print
- * values they do not know as "unknown".
+ * These numbers are part of every ABI version since 1. A value is never
+ * renumbered or reused; new values are appended before the __COUNT
+ * sentinel, and tracers print values they do not know as "unknown".
  */
 #ifndef OPTRACE_ABI_H
 #define OPTRACE_ABI_H

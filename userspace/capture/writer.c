@@ -13,16 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "capture/capture.h"
 #include "capture/format.h"
-
-static uint64_t clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * CLOCK_REALTIME and CLOCK_MONOTONIC "at the same moment": the monotonic

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/diag.h"
 #include "trace/batch_decode.h"
 #include "trace/batch_read.h"
@@ -296,10 +297,10 @@ static void write_clock(struct recorder *recorder)
 	clock_gettime(CLOCK_MONOTONIC, &before);
 	clock_gettime(CLOCK_REALTIME, &realtime);
 	clock_gettime(CLOCK_MONOTONIC, &after);
-	before_ns = (uint64_t)before.tv_sec * 1000000000u + (uint64_t)before.tv_nsec;
-	after_ns = (uint64_t)after.tv_sec * 1000000000u + (uint64_t)after.tv_nsec;
+	before_ns = timespec_ns(&before);
+	after_ns = timespec_ns(&after);
 	record.timestamp = before_ns + (after_ns - before_ns) / 2;
-	record.realtime_ns = (uint64_t)realtime.tv_sec * 1000000000u + (uint64_t)realtime.tv_nsec;
+	record.realtime_ns = timespec_ns(&realtime);
 	record.uncertainty_ns = after_ns - before_ns;
 	note_error(recorder,
 		   capture_write(recorder->writer, RECORD_CLOCK, &record, sizeof(record)));
@@ -532,14 +533,14 @@ int cmd_record(int argc, char **argv)
 	struct out_file output = { 0 };
 	struct record_bpf *skel = NULL;
 	struct ring_buffer *ring = NULL;
-	struct timespec start, now;
+	uint64_t start_ns;
 	bool live;
 	long elapsed_ms = 0;
 	bool recording = false; /* attached: what the file holds is this run's */
 	char *target = NULL;
 	int err, parse_argc, fd, status = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	start_ns = clock_ns(CLOCK_MONOTONIC);
 	parse_argc = tracer_split_command(argc, argv);
 	if (parse_argc < 0 || argp_parse(&argp, parse_argc, argv, 0, NULL, NULL))
 		return 2;
@@ -616,7 +617,7 @@ int cmd_record(int argc, char **argv)
 	recording = true;
 	if (!tracer_options.command && !env.quiet)
 		fprintf(stderr, "Recording to %s... Hit Ctrl-C to end.\n", env.output);
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	start_ns = clock_ns(CLOCK_MONOTONIC);
 
 	while (!tracer_exiting) {
 		struct timespec tick = { 0, POLL_MS * 1000 * 1000 };
@@ -636,19 +637,13 @@ int cmd_record(int argc, char **argv)
 		if (elapsed_ms % FLUSH_MS == 0) {
 			write_clock(&recorder);
 			capture_flush(recorder.writer);
-			clock_gettime(CLOCK_MONOTONIC, &now);
 			read_losses(skel, losses);
 			if (live)
-				print_status(&recorder, losses,
-					     now.tv_sec - start.tv_sec +
-						     (now.tv_nsec - start.tv_nsec) / 1e9,
-					     false);
+				print_status(&recorder, losses, seconds_since(start_ns), false);
 		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
 		/* By the clock: draining a busy ring buffer makes ticks longer. */
 		if (env.duration_ms &&
-		    (now.tv_sec - start.tv_sec) * 1000.0 + (now.tv_nsec - start.tv_nsec) / 1e6 >=
-			    (double)env.duration_ms)
+		    clock_ns(CLOCK_MONOTONIC) - start_ns >= (uint64_t)env.duration_ms * 1000000)
 			break;
 		if (elapsed_ms % 100 == 0 && !tracer_alive(&tracer))
 			break;
@@ -730,14 +725,10 @@ cleanup:
 		if (close_err && !err && !recorder.error)
 			diag("cannot finish %s: %s", out_file_name(&output), strerror(-close_err));
 		err = err ?: recorder.error ?: close_err;
-		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (!env.quiet) {
 			if (live)
 				fputc('\r', stderr);
-			print_status(&recorder, losses,
-				     now.tv_sec - start.tv_sec +
-					     (now.tv_nsec - start.tv_nsec) / 1e9,
-				     true);
+			print_status(&recorder, losses, seconds_since(start_ns), true);
 		}
 		/* This run's capture, even cut short by a full disk: it says what it lost. */
 		close_err = out_file_commit(&output);

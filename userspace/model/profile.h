@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The profile model: the records of a capture (bpf/record.h), fed in the
+ * The profile model: the records of a capture (bpf/events.h), fed in the
  * order the ring buffer gave them, become operations that nest per thread,
  * task runs attributed to the operation that launched them and to its root
  * (the operation the user called), and waits. Pure C, no BPF.

@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "trace/batch_read.h"
 #include "trace/elf_symbols.h"
 #include "trace/inject.h"
@@ -99,7 +100,7 @@ static long long elapsed_ms(const struct timespec *start)
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - start->tv_sec) * 1000LL + (now.tv_nsec - start->tv_nsec) / 1000000;
+	return (long long)((timespec_ns(&now) - timespec_ns(start)) / 1000000);
 }
 
 /* Waits for the thread's next stop or end; -ETIMEDOUT after timeout_ms (< 0: never). */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/diag.h"
 #include "trace/setup.h"
 #include "trace/targets.h"
@@ -37,10 +38,7 @@ void tracer_catch_signals(void)
 
 uint64_t tracer_now_ns(void)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 long tracer_parse_positive(const char *arg, struct argp_state *state, const char *what)
