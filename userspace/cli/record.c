@@ -202,8 +202,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 static void note_error(struct recorder *recorder, int err)
 {
-	if (err && !recorder->error)
-		recorder->error = err;
+	keep_first_error(&recorder->error, err);
 }
 
 /* The first line of a /proc file (a comm, the boot id), zero-padded; false if none. */
@@ -391,7 +390,6 @@ static int on_record(void *ctx, void *data, size_t size)
 {
 	struct recorder *recorder = ctx;
 	const struct record_event *event = data;
-	int err;
 
 	if (size < sizeof(*event))
 		return 0;
@@ -416,9 +414,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		return 0;
 	if (event->type >= RECORD_RT_INIT && event->type <= RECORD_WAIT_END)
 		write_names(recorder, event->timestamp, event->tgid, event->tid, NULL, NULL);
-	err = capture_write(recorder->writer, event->type, data, (uint32_t)size);
-	if (err && !recorder->error)
-		recorder->error = err;
+	note_error(recorder, capture_write(recorder->writer, event->type, data, (uint32_t)size));
 	recorder->events++;
 	if (event->type >= RECORD_GPU && event->type <= RECORD_GPU_DROPPED)
 		recorder->gpu_records++;

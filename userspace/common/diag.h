@@ -12,6 +12,13 @@
 
 #define EXIT_USAGE 2
 
+/* *error becomes err unless it holds an error already: the first is what is said. */
+static inline void keep_first_error(int *error, int err)
+{
+	if (err && !*error)
+		*error = err;
+}
+
 /* "optrace: MESSAGE\n" on stderr. */
 void diag(const char *format, ...) __attribute__((format(printf, 1, 2)));
 

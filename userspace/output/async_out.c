@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "common/diag.h"
 #include "output/async_out.h"
 
 struct async_out {
@@ -55,8 +56,7 @@ static void *write_loop(void *arg)
 		/* After an error, later buffers are dropped: the output is lost anyway. */
 		err = out->error ? 0 : write_all(out->fd, buffer, used);
 		pthread_mutex_lock(&out->lock);
-		if (err && !out->error)
-			out->error = err;
+		keep_first_error(&out->error, err);
 		out->pending = NULL;
 		pthread_cond_broadcast(&out->changed);
 	}

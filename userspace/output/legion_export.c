@@ -42,8 +42,7 @@ uint64_t legion_export_since_zero(const struct exporter *exporter, uint64_t ns)
 
 void legion_export_note_error(struct exporter *exporter, int err)
 {
-	if (err && !exporter->error)
-		exporter->error = err;
+	keep_first_error(&exporter->error, err);
 }
 
 /* ---- pass 1: the processes, their ranks, their nodes ---- */
