@@ -132,8 +132,8 @@ static void launch_kernel(uint32_t tid)
 int main(int argc, char **argv)
 {
 	struct capture_writer_opts opts = { .target = "gen_capture" };
-	struct capture_counter counts[] = { { CAPTURE_COUNTER_GPU_RECORDS, 0 },
-					    { CAPTURE_COUNTER_GPU_LAUNCHES, 0 } };
+	struct capture_counter counts[] = { { capture_counter_name(CAPTURE_GPU_RECORDS), 0 },
+					    { capture_counter_name(CAPTURE_GPU_LAUNCHES), 0 } };
 	bool gpu = argc == 4 && !strcmp(argv[3], "--gpu");
 	uint64_t target, op = 1, task = 1;
 	struct timespec start;

@@ -304,7 +304,8 @@ static char *write_capture(const char *name, bool gpu)
 		gpu_count++;
 	}
 	{
-		struct capture_counter counter = { CAPTURE_COUNTER_GPU_RECORDS, gpu_count };
+		struct capture_counter counter = { capture_counter_name(CAPTURE_GPU_RECORDS),
+						   gpu_count };
 
 		ck_assert_int_eq(capture_close(w, &counter, 1), 0);
 	}

@@ -39,13 +39,35 @@
 #define CAPTURE_KEY_BOOT_ID "host.boot_id" /* written by optrace record */
 #define CAPTURE_KEY_TARGET "target"
 #define CAPTURE_KEY_PID "recorder.pid"
-/* The end marker's count of GPU records: 0 spares readers a pass over them. */
-#define CAPTURE_COUNTER_GPU_RECORDS "records.gpu"
 /*
- * Its count of gpu_launch records: with them, report attributes GPU activity
- * as it streams (memory: the calls in flight); without, by a pass of its own.
+ * The end marker's counters, as optrace record writes them and every reader
+ * looks them up (capture_counter_name()); a "lost." one counts what the
+ * capture lacks.
  */
-#define CAPTURE_COUNTER_GPU_LAUNCHES "records.gpu_launches"
+enum capture_counter_id {
+	CAPTURE_LOST_RINGBUF_FULL,   /* lost.ringbuf_full: events the ring buffer had no room for */
+	CAPTURE_LOST_STRINGS,	     /* lost.strings: names the ring buffer had no room for */
+	CAPTURE_STRINGS_UNREADABLE,  /* strings.unreadable */
+	CAPTURE_STRINGS_TRUNCATED,   /* strings.truncated */
+	CAPTURE_LOST_GPU_UNREADABLE, /* lost.gpu_unreadable */
+	/* records.gpu: GPU records; 0 spares readers a pass over them */
+	CAPTURE_GPU_RECORDS,
+	CAPTURE_LOST_BATCH_MALFORMED,  /* lost.batch_malformed */
+	CAPTURE_LOST_BATCH_MISSING,    /* lost.batch_missing */
+	CAPTURE_EVENTS_LATE,	       /* events.late: written out of order */
+	CAPTURE_EVENTS_DUPLICATE,      /* events.duplicate */
+	CAPTURE_LOST_GPU_RINGBUF_FULL, /* lost.gpu_ringbuf_full */
+	/*
+	 * records.gpu_launches: with gpu_launch records, report attributes GPU
+	 * activity as it streams (memory: the calls in flight); without, by a
+	 * pass of its own.
+	 */
+	CAPTURE_GPU_LAUNCHES,
+	CAPTURE_COUNTER__COUNT
+};
+
+/* "lost.ringbuf_full", ...: the name in the file. */
+const char *capture_counter_name(enum capture_counter_id id);
 
 /* A metadata entry; the reader's strings are NUL-terminated copies. */
 struct capture_meta {

@@ -17,6 +17,26 @@
 #include "capture/capture.h"
 #include "capture/format.h"
 
+const char *capture_counter_name(enum capture_counter_id id)
+{
+	static const char *const names[CAPTURE_COUNTER__COUNT] = {
+		[CAPTURE_LOST_RINGBUF_FULL] = "lost.ringbuf_full",
+		[CAPTURE_LOST_STRINGS] = "lost.strings",
+		[CAPTURE_STRINGS_UNREADABLE] = "strings.unreadable",
+		[CAPTURE_STRINGS_TRUNCATED] = "strings.truncated",
+		[CAPTURE_LOST_GPU_UNREADABLE] = "lost.gpu_unreadable",
+		[CAPTURE_GPU_RECORDS] = "records.gpu",
+		[CAPTURE_LOST_BATCH_MALFORMED] = "lost.batch_malformed",
+		[CAPTURE_LOST_BATCH_MISSING] = "lost.batch_missing",
+		[CAPTURE_EVENTS_LATE] = "events.late",
+		[CAPTURE_EVENTS_DUPLICATE] = "events.duplicate",
+		[CAPTURE_LOST_GPU_RINGBUF_FULL] = "lost.gpu_ringbuf_full",
+		[CAPTURE_GPU_LAUNCHES] = "records.gpu_launches",
+	};
+
+	return id < CAPTURE_COUNTER__COUNT ? names[id] : "unknown";
+}
+
 /*
  * CLOCK_REALTIME and CLOCK_MONOTONIC "at the same moment": the monotonic
  * reading between the two closest realtime readings of a few tries.

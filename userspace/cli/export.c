@@ -224,8 +224,10 @@ static int export_timeline(void)
 		goto cleanup;
 	profile.consumer = consumer;
 	err = replay_run(&replay, &profile);
-	if (gpu_losses_note(&profile, replay_counter(&replay, "lost.gpu_ringbuf_full"),
-			    &gpu_losses) &&
+	if (gpu_losses_note(
+		    &profile,
+		    replay_counter(&replay, capture_counter_name(CAPTURE_LOST_GPU_RINGBUF_FULL)),
+		    &gpu_losses) &&
 	    !env.perfetto)
 		writer.chrome.gpu_losses = &gpu_losses;
 	err = timeline_end(&writer) ?: err;

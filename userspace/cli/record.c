@@ -691,31 +691,27 @@ cleanup:
 			     (unsigned long long)recorder.decoder.stats.malformed);
 	}
 	if (recorder.writer) {
-		struct capture_counter counters[] = {
-			{ "lost.ringbuf_full", 0 },
-			{ "lost.strings", 0 },
-			{ "strings.unreadable", 0 },
-			{ "strings.truncated", 0 },
-			{ "lost.gpu_unreadable", 0 },
-			{ CAPTURE_COUNTER_GPU_RECORDS, recorder.gpu_records },
-			{ "lost.batch_malformed", 0 },
-			{ "lost.batch_missing", recorder.decoder.stats.missing },
-			{ "events.late", recorder.decoder.stats.late },
-			{ "events.duplicate", recorder.decoder.stats.duplicates },
-			{ "lost.gpu_ringbuf_full", 0 },
-			{ CAPTURE_COUNTER_GPU_LAUNCHES, recorder.gpu_launches },
-		};
+		struct capture_counter counters[CAPTURE_COUNTER__COUNT];
+		uint64_t values[CAPTURE_COUNTER__COUNT];
 		int close_err;
 
 		read_losses(skel, losses);
-		counters[0].value = losses[RECORD_LOSS_RINGBUF_FULL];
-		counters[1].value = losses[RECORD_LOSS_STRING_DROPPED];
-		counters[2].value = losses[RECORD_LOSS_STRING_UNREADABLE];
-		counters[3].value = losses[RECORD_LOSS_STRING_TRUNCATED];
-		counters[4].value = losses[RECORD_LOSS_GPU_UNREADABLE];
-		counters[6].value =
+		values[CAPTURE_LOST_RINGBUF_FULL] = losses[RECORD_LOSS_RINGBUF_FULL];
+		values[CAPTURE_LOST_STRINGS] = losses[RECORD_LOSS_STRING_DROPPED];
+		values[CAPTURE_STRINGS_UNREADABLE] = losses[RECORD_LOSS_STRING_UNREADABLE];
+		values[CAPTURE_STRINGS_TRUNCATED] = losses[RECORD_LOSS_STRING_TRUNCATED];
+		values[CAPTURE_LOST_GPU_UNREADABLE] = losses[RECORD_LOSS_GPU_UNREADABLE];
+		values[CAPTURE_GPU_RECORDS] = recorder.gpu_records;
+		values[CAPTURE_LOST_BATCH_MALFORMED] =
 			losses[RECORD_LOSS_BATCH_BAD] + recorder.decoder.stats.malformed;
-		counters[10].value = losses[RECORD_LOSS_GPU_RINGBUF_FULL];
+		values[CAPTURE_LOST_BATCH_MISSING] = recorder.decoder.stats.missing;
+		values[CAPTURE_EVENTS_LATE] = recorder.decoder.stats.late;
+		values[CAPTURE_EVENTS_DUPLICATE] = recorder.decoder.stats.duplicates;
+		values[CAPTURE_LOST_GPU_RINGBUF_FULL] = losses[RECORD_LOSS_GPU_RINGBUF_FULL];
+		values[CAPTURE_GPU_LAUNCHES] = recorder.gpu_launches;
+		for (int i = 0; i < CAPTURE_COUNTER__COUNT; i++)
+			counters[i] =
+				(struct capture_counter){ capture_counter_name(i), values[i] };
 		close_err = capture_close(recorder.writer, counters,
 					  sizeof(counters) / sizeof(counters[0]));
 		if (close_err && !err && !recorder.error)

@@ -158,13 +158,15 @@ static void print_source(FILE *out, const char *path, const struct capture_heade
 
 		if (!counter->value || strncmp(counter->name, "lost.", 5))
 			continue;
-		text_printf(out, width, "LOST: %s = %llu%s",
-			    printable_text(counter->name, safe, sizeof(safe)),
-			    (unsigned long long)counter->value,
-			    !strcmp(counter->name, "lost.ringbuf_full") ||
-					    !strcmp(counter->name, "lost.strings")
-				    ? " (the ring buffer was full: raise --ringbuf)"
-				    : "");
+		text_printf(
+			out, width, "LOST: %s = %llu%s",
+			printable_text(counter->name, safe, sizeof(safe)),
+			(unsigned long long)counter->value,
+			!strcmp(counter->name, capture_counter_name(CAPTURE_LOST_RINGBUF_FULL)) ||
+					!strcmp(counter->name,
+						capture_counter_name(CAPTURE_LOST_STRINGS))
+				? " (the ring buffer was full: raise --ringbuf)"
+				: "");
 	}
 }
 
@@ -339,8 +341,9 @@ int cmd_report(int argc, char **argv)
 	}
 	lost_note(&replay, lost, sizeof(lost));
 	builder.snapshot.lost_note = lost;
-	gpu_report_summarize(&builder.gpu, &profile,
-			     replay_counter(&replay, "lost.gpu_ringbuf_full"));
+	gpu_report_summarize(
+		&builder.gpu, &profile,
+		replay_counter(&replay, capture_counter_name(CAPTURE_LOST_GPU_RINGBUF_FULL)));
 	if (!env.print.json)
 		print_summary(out, &replay, &profile);
 	json_members.replay = &replay;

@@ -383,7 +383,7 @@ static int read_gpu(struct replay *replay, struct profile *profile)
 		uint64_t gpu_records = 1;
 
 		/* A clean capture says whether it holds any; else read to see. */
-		if (!capture_peek_counter(source->path, CAPTURE_COUNTER_GPU_RECORDS,
+		if (!capture_peek_counter(source->path, capture_counter_name(CAPTURE_GPU_RECORDS),
 					  &gpu_records) &&
 		    !gpu_records)
 			continue;
@@ -426,8 +426,8 @@ static bool streams_gpu(struct replay *replay)
 	    (read_ahead && !strcmp(read_ahead, "1")))
 		return false;
 	for (size_t i = 0; i < replay->source_count; i++) {
-		if (capture_peek_counter(replay->sources[i].path, CAPTURE_COUNTER_GPU_LAUNCHES,
-					 &launches) ||
+		if (capture_peek_counter(replay->sources[i].path,
+					 capture_counter_name(CAPTURE_GPU_LAUNCHES), &launches) ||
 		    !launches)
 			return false;
 	}

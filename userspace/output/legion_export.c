@@ -363,7 +363,9 @@ static int export_all(char *const *paths, int path_count,
 	err = err ?: replay_run(&replay, &profile);
 	err = err ?: replay_check_readable(&replay);
 	if (!err)
-		gpu_losses_note(&profile, replay_counter(&replay, "lost.gpu_ringbuf_full"),
+		gpu_losses_note(&profile,
+				replay_counter(&replay,
+					       capture_counter_name(CAPTURE_LOST_GPU_RINGBUF_FULL)),
 				&gpu_losses);
 	finish(&exporter);
 	err = err ?: exporter.error;
