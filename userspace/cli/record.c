@@ -74,6 +74,14 @@ struct recorder {
 	bool gpu_only;	       /* after the stop, while the collector's last flush comes */
 	uint64_t bytes;
 	int error;
+	/* the run's parts, as perf's struct record holds them */
+	struct record_bpf *skel;
+	struct ring_buffer *ring;
+	struct tracer *tracer;
+	struct out_file output;
+	uint64_t losses[RECORD_LOSS__COUNT];
+	uint64_t start_ns; /* when tracing began: -d counts from here */
+	bool live;	   /* the status line, redrawn on a terminal */
 };
 
 static const char doc[] =
@@ -514,58 +522,13 @@ static char *describe_running_targets(void)
 	return text;
 }
 
-int cmd_record(int argc, char **argv)
+/* The capture file, as OUTPUT.partial, with what says where it comes from. */
+static int open_capture(struct recorder *r, char **target)
 {
-	static const struct argp_child children[] = { { &tracer_argp, 0, "Targets:", 1 }, {} };
-	static const struct argp argp = {
-		.options = options, .parser = parse_arg, .doc = doc, .children = children
-	};
 	struct capture_writer_opts writer_opts = { 0 };
-	struct capture_meta meta[1];
-	char boot_id[RECORD_NAME_LEN];
-	uint64_t losses[RECORD_LOSS__COUNT] = { 0 };
-	struct recorder recorder = { 0 };
-	struct tracer tracer = { 0 };
-	struct out_file output = { 0 };
-	struct record_bpf *skel = NULL;
-	struct ring_buffer *ring = NULL;
-	uint64_t start_ns;
-	bool live;
-	long elapsed_ms = 0;
-	bool recording = false; /* attached: what the file holds is this run's */
-	char *target = NULL;
-	int err, parse_argc, fd, status = 0;
-
-	start_ns = clock_ns(CLOCK_MONOTONIC);
-	parse_argc = tracer_split_command(argc, argv);
-	if (parse_argc < 0 || argp_parse(&argp, parse_argc, argv, 0, NULL, NULL))
-		return 2;
-	live = !env.quiet && isatty(STDERR_FILENO);
-
-	libbpf_set_print(libbpf_print);
-	skel = record_bpf__open();
-	if (!skel) {
-		diag("cannot open the BPF object: %s", strerror(errno));
-		return 1;
-	}
-	skel->rodata->filter_targets = tracer_options.command != NULL;
-	if (env.no_gpu)
-		cuda_skip_programs(skel->obj);
-	err = bpf_map__set_max_entries(skel->maps.events, (__u32)(env.ringbuf_mb << 20));
-	err = err ?: tracer_prepare(&tracer, skel->obj);
-	if (!err && env.cuda)
-		err = cuda_prepare(env.quiet, false);
-	if (err)
-		goto cleanup;
-	err = tracer_loaded(record_bpf__load(skel));
-	if (err)
-		goto cleanup;
-	ring = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, &recorder, NULL);
-	if (!ring) {
-		err = -errno;
-		diag("cannot read the ring buffer: %s", strerror(errno));
-		goto cleanup;
-	}
+	static char boot_id[RECORD_NAME_LEN];
+	static struct capture_meta meta[1];
+	int fd, err;
 
 	/* The command, or how the targets were chosen. */
 	if (tracer_options.command) {
@@ -573,12 +536,12 @@ int cmd_record(int argc, char **argv)
 
 		while (tracer_options.command[count])
 			count++;
-		target = describe_targets(count, tracer_options.command);
+		*target = describe_targets(count, tracer_options.command);
 	} else {
-		target = describe_running_targets();
+		*target = describe_running_targets();
 	}
 	writer_opts.optrace_version = OPTRACE_VERSION;
-	writer_opts.target = target;
+	writer_opts.target = *target;
 	/* Which boot of which host: captures of one job merge by host and clock. */
 	if (read_first_line("/proc/sys/kernel/random/boot_id", boot_id)) {
 		meta[0] = (struct capture_meta){ CAPTURE_KEY_BOOT_ID, boot_id };
@@ -590,18 +553,187 @@ int cmd_record(int argc, char **argv)
 	 * that fails leaves an earlier OUTPUT as it was, one killed leaves
 	 * what it recorded under the .partial name.
 	 */
-	fd = out_file_open(&output, env.output, OUT_FILE_PARTIAL, NULL, 0);
-	if (fd < 0) {
-		err = fd;
-		goto cleanup;
-	}
-	err = capture_writer_fdopen(&recorder.writer, fd, &writer_opts);
+	fd = out_file_open(&r->output, env.output, OUT_FILE_PARTIAL, NULL, 0);
+	if (fd < 0)
+		return fd;
+	err = capture_writer_fdopen(&r->writer, fd, &writer_opts);
 	if (err) {
-		diag("cannot write %s: %s", out_file_name(&output), strerror(-err));
+		diag("cannot write %s: %s", out_file_name(&r->output), strerror(-err));
 		close(fd);
-		out_file_discard(&output);
+		out_file_discard(&r->output);
+	}
+	return err;
+}
+
+/* Until Ctrl-C, -d, the targets' end or a write error: the ring drained, in order. */
+static void record_loop(struct recorder *r)
+{
+	long elapsed_ms = 0;
+
+	while (!tracer_exiting) {
+		struct timespec tick = { 0, POLL_MS * 1000 * 1000 };
+
+		nanosleep(&tick, NULL);
+		elapsed_ms += POLL_MS;
+		ring_buffer__consume(r->ring);
+		if (r->fast_path) {
+			if (elapsed_ms % IDLE_READ_MS == 0)
+				tracer_read_buffers(r->tracer, on_idle_buffer, r);
+			write_ordered(r, tracer_now_ns() - REORDER_MS * 1000000ull);
+		}
+		if (r->error)
+			break;
+		if (tracer_rescan_due(elapsed_ms))
+			tracer_rescan(r->tracer);
+		if (elapsed_ms % FLUSH_MS == 0) {
+			write_clock(r);
+			capture_flush(r->writer);
+			read_losses(r->skel, r->losses);
+			if (r->live)
+				print_status(r, r->losses, seconds_since(r->start_ns), false);
+		}
+		/* By the clock: draining a busy ring buffer makes ticks longer. */
+		if (env.duration_ms &&
+		    clock_ns(CLOCK_MONOTONIC) - r->start_ns >= (uint64_t)env.duration_ms * 1000000)
+			break;
+		if (elapsed_ms % 100 == 0 && !tracer_alive(r->tracer))
+			break;
+	}
+}
+
+/*
+ * The stop is one instant: what the targets did up to here, handed over or
+ * still in their threads' buffers, and nothing after.
+ */
+static void stop_instant(struct recorder *r)
+{
+	r->decoder.stop_ns = tracer_now_ns();
+	ring_buffer__consume(r->ring);
+	tracer_read_buffers(r->tracer, on_idle_buffer, r);
+	/* A batch handed over while the buffers were read is in the ring now. */
+	ring_buffer__consume(r->ring);
+	/*
+	 * CUPTI still holds up to a second of GPU records, which the collector
+	 * flushes every second: wait for that flush while still attached, or
+	 * the work of the last second is lost (detached, its probes fire to no
+	 * one). Only GPU records are kept meanwhile: the rest ends at the stop.
+	 */
+	if (!r->error && tracer_alive(r->tracer) &&
+	    (r->gpu_records || cuda_collector_running(r->tracer))) {
+		r->gpu_only = true; /* the capture ends here for everything else */
+		drain_for(r->ring, CUDA_GRACE_MS);
+	}
+	if (r->error)
+		fprintf(stderr, "\noptrace: cannot write %s: %s; it holds what came before\n",
+			env.output, strerror(-r->error));
+}
+
+/* The events still waiting for their turn, written; what the decoder met, said. */
+static void finish_decoding(struct recorder *r)
+{
+	batch_decoder_finish(&r->decoder);
+	write_ordered(r, UINT64_MAX);
+	if (r->decoder.stats.missing || r->decoder.stats.late || r->decoder.stats.malformed)
+		diag("fast path: %llu events never handed over, %llu written out of order, %llu "
+		     "malformed",
+		     (unsigned long long)r->decoder.stats.missing,
+		     (unsigned long long)r->decoder.stats.late,
+		     (unsigned long long)r->decoder.stats.malformed);
+}
+
+/* The end marker with its counters, the file in place, the last status: err, or the first. */
+static int close_capture(struct recorder *r, int err)
+{
+	struct capture_counter counters[CAPTURE_COUNTER__COUNT];
+	uint64_t values[CAPTURE_COUNTER__COUNT], *losses = r->losses;
+	int close_err;
+
+	read_losses(r->skel, losses);
+	values[CAPTURE_LOST_RINGBUF_FULL] = losses[RECORD_LOSS_RINGBUF_FULL];
+	values[CAPTURE_LOST_STRINGS] = losses[RECORD_LOSS_STRING_DROPPED];
+	values[CAPTURE_STRINGS_UNREADABLE] = losses[RECORD_LOSS_STRING_UNREADABLE];
+	values[CAPTURE_STRINGS_TRUNCATED] = losses[RECORD_LOSS_STRING_TRUNCATED];
+	values[CAPTURE_LOST_GPU_UNREADABLE] = losses[RECORD_LOSS_GPU_UNREADABLE];
+	values[CAPTURE_GPU_RECORDS] = r->gpu_records;
+	values[CAPTURE_LOST_BATCH_MALFORMED] =
+		losses[RECORD_LOSS_BATCH_BAD] + r->decoder.stats.malformed;
+	values[CAPTURE_LOST_BATCH_MISSING] = r->decoder.stats.missing;
+	values[CAPTURE_EVENTS_LATE] = r->decoder.stats.late;
+	values[CAPTURE_EVENTS_DUPLICATE] = r->decoder.stats.duplicates;
+	values[CAPTURE_LOST_GPU_RINGBUF_FULL] = losses[RECORD_LOSS_GPU_RINGBUF_FULL];
+	values[CAPTURE_GPU_LAUNCHES] = r->gpu_launches;
+	for (int i = 0; i < CAPTURE_COUNTER__COUNT; i++)
+		counters[i] = (struct capture_counter){ capture_counter_name(i), values[i] };
+	close_err = capture_close(r->writer, counters, CAPTURE_COUNTER__COUNT);
+	r->writer = NULL;
+	if (close_err && !err && !r->error)
+		diag("cannot finish %s: %s", out_file_name(&r->output), strerror(-close_err));
+	err = err ?: r->error ?: close_err;
+	if (!env.quiet) {
+		if (r->live)
+			fputc('\r', stderr);
+		print_status(r, losses, seconds_since(r->start_ns), true);
+	}
+	/* This run's capture, even cut short by a full disk: it says what it lost. */
+	close_err = out_file_commit(&r->output);
+	err = err ?: close_err;
+	if (!close_err && !env.quiet)
+		diag("wrote %s", env.output);
+	/* An empty capture is not a success to keep quiet about. */
+	if (!close_err && !r->events)
+		diag("no events were recorded: the targets made no traced call (optrace list -p "
+		     "PID "
+		     "shows whether a process's probes are armed)");
+	return err;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct argp_child children[] = { { &tracer_argp, 0, "Targets:", 1 }, {} };
+	static const struct argp argp = {
+		.options = options, .parser = parse_arg, .doc = doc, .children = children
+	};
+	struct recorder recorder = { 0 };
+	struct tracer tracer = { 0 };
+	bool recording = false; /* attached: what the file holds is this run's */
+	char *target = NULL;
+	int err, parse_argc, status = 0;
+
+	recorder.tracer = &tracer;
+	recorder.start_ns = clock_ns(CLOCK_MONOTONIC);
+	parse_argc = tracer_split_command(argc, argv);
+	if (parse_argc < 0 || argp_parse(&argp, parse_argc, argv, 0, NULL, NULL))
+		return 2;
+	recorder.live = !env.quiet && isatty(STDERR_FILENO);
+
+	libbpf_set_print(libbpf_print);
+	recorder.skel = record_bpf__open();
+	if (!recorder.skel) {
+		diag("cannot open the BPF object: %s", strerror(errno));
+		return 1;
+	}
+	recorder.skel->rodata->filter_targets = tracer_options.command != NULL;
+	if (env.no_gpu)
+		cuda_skip_programs(recorder.skel->obj);
+	err = bpf_map__set_max_entries(recorder.skel->maps.events, (__u32)(env.ringbuf_mb << 20));
+	err = err ?: tracer_prepare(&tracer, recorder.skel->obj);
+	if (!err && env.cuda)
+		err = cuda_prepare(env.quiet, false);
+	if (err)
+		goto cleanup;
+	err = tracer_loaded(record_bpf__load(recorder.skel));
+	if (err)
+		goto cleanup;
+	recorder.ring = ring_buffer__new(bpf_map__fd(recorder.skel->maps.events), on_record,
+					 &recorder, NULL);
+	if (!recorder.ring) {
+		err = -errno;
+		diag("cannot read the ring buffer: %s", strerror(errno));
 		goto cleanup;
 	}
+	err = open_capture(&recorder, &target);
+	if (err)
+		goto cleanup;
 
 	write_clock(&recorder);
 	recorder.fast_path = tracer.fast_path;
@@ -613,127 +745,27 @@ int cmd_record(int argc, char **argv)
 	recording = true;
 	if (!tracer_options.command && !env.quiet)
 		fprintf(stderr, "Recording to %s... Hit Ctrl-C to end.\n", env.output);
-	start_ns = clock_ns(CLOCK_MONOTONIC);
-
-	while (!tracer_exiting) {
-		struct timespec tick = { 0, POLL_MS * 1000 * 1000 };
-
-		nanosleep(&tick, NULL);
-		elapsed_ms += POLL_MS;
-		ring_buffer__consume(ring);
-		if (recorder.fast_path) {
-			if (elapsed_ms % IDLE_READ_MS == 0)
-				tracer_read_buffers(&tracer, on_idle_buffer, &recorder);
-			write_ordered(&recorder, tracer_now_ns() - REORDER_MS * 1000000ull);
-		}
-		if (recorder.error)
-			break;
-		if (tracer_rescan_due(elapsed_ms))
-			tracer_rescan(&tracer);
-		if (elapsed_ms % FLUSH_MS == 0) {
-			write_clock(&recorder);
-			capture_flush(recorder.writer);
-			read_losses(skel, losses);
-			if (live)
-				print_status(&recorder, losses, seconds_since(start_ns), false);
-		}
-		/* By the clock: draining a busy ring buffer makes ticks longer. */
-		if (env.duration_ms &&
-		    clock_ns(CLOCK_MONOTONIC) - start_ns >= (uint64_t)env.duration_ms * 1000000)
-			break;
-		if (elapsed_ms % 100 == 0 && !tracer_alive(&tracer))
-			break;
-	}
-	/*
-	 * The stop is one instant: what the targets did up to here, handed
-	 * over or still in their threads' buffers, and nothing after.
-	 */
-	recorder.decoder.stop_ns = tracer_now_ns();
-	ring_buffer__consume(ring);
-	tracer_read_buffers(&tracer, on_idle_buffer, &recorder);
-	/* A batch handed over while the buffers were read is in the ring now. */
-	ring_buffer__consume(ring);
-	/*
-	 * CUPTI still holds up to a second of GPU records, which the collector
-	 * flushes every second: wait for that flush while still attached, or
-	 * the work of the last second is lost (detached, its probes fire to no
-	 * one). Only GPU records are kept meanwhile: the rest ends at the stop.
-	 */
-	if (!recorder.error && tracer_alive(&tracer) &&
-	    (recorder.gpu_records || cuda_collector_running(&tracer))) {
-		recorder.gpu_only = true; /* the capture ends here for everything else */
-		drain_for(ring, CUDA_GRACE_MS);
-	}
-	if (recorder.error)
-		fprintf(stderr, "\noptrace: cannot write %s: %s; it holds what came before\n",
-			env.output, strerror(-recorder.error));
+	recorder.start_ns = clock_ns(CLOCK_MONOTONIC);
+	record_loop(&recorder);
+	stop_instant(&recorder);
 
 cleanup:
 	tracer.quiet = env.quiet;
 	status = tracer_finish(&tracer, tracer_exiting);
-	if (ring)
-		ring_buffer__consume(ring);
+	if (recorder.ring)
+		ring_buffer__consume(recorder.ring);
 	if (recorder.writer && !recording) {
 		/* Nothing was traced: an earlier capture stays as it was. */
 		capture_close(recorder.writer, NULL, 0);
 		recorder.writer = NULL;
-		out_file_discard(&output);
+		out_file_discard(&recorder.output);
 	}
 	if (recorder.writer) {
-		batch_decoder_finish(&recorder.decoder);
-		write_ordered(&recorder, UINT64_MAX);
-		if (recorder.decoder.stats.missing || recorder.decoder.stats.late ||
-		    recorder.decoder.stats.malformed)
-			diag("fast path: %llu events never handed over, %llu written "
-			     "out of order, %llu malformed",
-			     (unsigned long long)recorder.decoder.stats.missing,
-			     (unsigned long long)recorder.decoder.stats.late,
-			     (unsigned long long)recorder.decoder.stats.malformed);
+		finish_decoding(&recorder);
+		err = close_capture(&recorder, err);
 	}
-	if (recorder.writer) {
-		struct capture_counter counters[CAPTURE_COUNTER__COUNT];
-		uint64_t values[CAPTURE_COUNTER__COUNT];
-		int close_err;
-
-		read_losses(skel, losses);
-		values[CAPTURE_LOST_RINGBUF_FULL] = losses[RECORD_LOSS_RINGBUF_FULL];
-		values[CAPTURE_LOST_STRINGS] = losses[RECORD_LOSS_STRING_DROPPED];
-		values[CAPTURE_STRINGS_UNREADABLE] = losses[RECORD_LOSS_STRING_UNREADABLE];
-		values[CAPTURE_STRINGS_TRUNCATED] = losses[RECORD_LOSS_STRING_TRUNCATED];
-		values[CAPTURE_LOST_GPU_UNREADABLE] = losses[RECORD_LOSS_GPU_UNREADABLE];
-		values[CAPTURE_GPU_RECORDS] = recorder.gpu_records;
-		values[CAPTURE_LOST_BATCH_MALFORMED] =
-			losses[RECORD_LOSS_BATCH_BAD] + recorder.decoder.stats.malformed;
-		values[CAPTURE_LOST_BATCH_MISSING] = recorder.decoder.stats.missing;
-		values[CAPTURE_EVENTS_LATE] = recorder.decoder.stats.late;
-		values[CAPTURE_EVENTS_DUPLICATE] = recorder.decoder.stats.duplicates;
-		values[CAPTURE_LOST_GPU_RINGBUF_FULL] = losses[RECORD_LOSS_GPU_RINGBUF_FULL];
-		values[CAPTURE_GPU_LAUNCHES] = recorder.gpu_launches;
-		for (int i = 0; i < CAPTURE_COUNTER__COUNT; i++)
-			counters[i] =
-				(struct capture_counter){ capture_counter_name(i), values[i] };
-		close_err = capture_close(recorder.writer, counters,
-					  sizeof(counters) / sizeof(counters[0]));
-		if (close_err && !err && !recorder.error)
-			diag("cannot finish %s: %s", out_file_name(&output), strerror(-close_err));
-		err = err ?: recorder.error ?: close_err;
-		if (!env.quiet) {
-			if (live)
-				fputc('\r', stderr);
-			print_status(&recorder, losses, seconds_since(start_ns), true);
-		}
-		/* This run's capture, even cut short by a full disk: it says what it lost. */
-		close_err = out_file_commit(&output);
-		err = err ?: close_err;
-		if (!close_err && !env.quiet)
-			diag("wrote %s", env.output);
-		/* An empty capture is not a success to keep quiet about. */
-		if (!close_err && !recorder.events)
-			diag("no events were recorded: the targets made no traced call (optrace "
-			     "list -p PID shows whether a process's probes are armed)");
-	}
-	ring_buffer__free(ring);
-	record_bpf__destroy(skel);
+	ring_buffer__free(recorder.ring);
+	record_bpf__destroy(recorder.skel);
 	batch_decoder_free(&recorder.decoder);
 	idmap_free(&recorder.strings);
 	idmap_free(&recorder.named);
