@@ -526,8 +526,8 @@ static char *describe_running_targets(void)
 static int open_capture(struct recorder *r, char **target)
 {
 	struct capture_writer_opts writer_opts = { 0 };
-	static char boot_id[RECORD_NAME_LEN];
-	static struct capture_meta meta[1];
+	char boot_id[RECORD_NAME_LEN];
+	struct capture_meta meta[1];
 	int fd, err;
 
 	/* The command, or how the targets were chosen. */

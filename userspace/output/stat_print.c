@@ -4,6 +4,7 @@
  * table groups its rows by the operation the user called, helpers rolled
  * in; --show-helpers splits them by helper, named "ROOT via HELPER".
  */
+#define _GNU_SOURCE /* qsort_r */
 #include <optrace/abi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,19 +203,23 @@ const char *stat_sort_name(enum stat_sort sort)
 	return sort < STAT_SORT__COUNT ? names[sort] : "time";
 }
 
-static const struct stat_snapshot *sorting_snapshot; /* qsort has no context */
-static __u32 sorting_tgid;
-static enum stat_sort sorting_by;
+/* What compare_by_sort() sorts by, and where the names are. */
+struct sorting {
+	const struct stat_snapshot *snapshot;
+	__u32 tgid;
+	enum stat_sort by;
+};
 
 /* The key asked for, largest first (names A to Z), then what the user waits for. */
-static int compare_by_sort(const void *a, const void *b)
+static int compare_by_sort(const void *a, const void *b, void *ctx)
 {
+	const struct sorting *sorting = ctx;
 	const struct op_summary *x = a, *y = b;
 	char nx[STAT_TEXT_MAX], ny[STAT_TEXT_MAX];
 	double kx = 0, ky = 0;
 	int order;
 
-	switch (sorting_by) {
+	switch (sorting->by) {
 	case STAT_SORT_CALLS:
 		kx = (double)x->latency.count, ky = (double)y->latency.count;
 		break;
@@ -231,8 +236,8 @@ static int compare_by_sort(const void *a, const void *b)
 		break;
 	case STAT_SORT_NAME:
 		order = strcmp(
-			stat_string(sorting_snapshot, sorting_tgid, x->name, nx, sizeof(nx)),
-			stat_string(sorting_snapshot, sorting_tgid, y->name, ny, sizeof(ny)));
+			stat_string(sorting->snapshot, sorting->tgid, x->name, nx, sizeof(nx)),
+			stat_string(sorting->snapshot, sorting->tgid, y->name, ny, sizeof(ny)));
 		if (order)
 			return order;
 		break;
@@ -257,7 +262,6 @@ static void print_ops_text(FILE *out, const struct stat_snapshot *snapshot, __u3
 	struct op_summary *summaries;
 	size_t count = stat_summarize_ops(snapshot, tgid, &summaries);
 	struct text_column columns[OP__COUNT];
-	const char *table_legend;
 	struct text_table table;
 	char legend[1024], line[160];
 	size_t column_count = 0;
@@ -279,10 +283,9 @@ static void print_ops_text(FILE *out, const struct stat_snapshot *snapshot, __u3
 		 precision_words(snapshot),
 		 snapshot->work_per_op ? "" : "; TASK -: not known to stat for a helper");
 	if (options->sort != STAT_SORT_COST && count) {
-		sorting_snapshot = snapshot;
-		sorting_tgid = tgid;
-		sorting_by = options->sort;
-		qsort(summaries, count, sizeof(*summaries), compare_by_sort);
+		struct sorting sorting = { snapshot, tgid, options->sort };
+
+		qsort_r(summaries, count, sizeof(*summaries), compare_by_sort, &sorting);
 	}
 	for (size_t i = 0; i < count; i++) {
 		if (summaries[i].depth != 0) {
@@ -295,8 +298,7 @@ static void print_ops_text(FILE *out, const struct stat_snapshot *snapshot, __u3
 			add_helpers(&table, snapshot, tgid, summaries, count, &summaries[i],
 				    summaries[i].name, 1);
 	}
-	table_legend = options->no_legends ? NULL : legend;
-	text_table_print(out, &table, options->width, table_legend);
+	text_table_print(out, &table, options->width, options->no_legends ? NULL : legend);
 	text_table_free(&table);
 	if (orphans) {
 		snprintf(line, sizeof(line),
@@ -306,6 +308,14 @@ static void print_ops_text(FILE *out, const struct stat_snapshot *snapshot, __u3
 		text_wrap(out, "", "", line, options->width);
 	}
 	stat_summaries_free(summaries, count);
+}
+
+/* A table after the operations', a blank line before it; its legend unless top's. */
+static void print_group_table(FILE *out, const struct text_table *table,
+			      const struct stat_print_options *options, const char *legend)
+{
+	fputc('\n', out);
+	text_table_print(out, table, options->width, options->no_legends ? NULL : legend);
 }
 
 static void print_fallbacks_text(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
@@ -343,15 +353,11 @@ static void print_fallbacks_text(FILE *out, const struct stat_snapshot *snapshot
 			sizeof(safe[1]));
 		text_table_add(&table, cells);
 	}
-	if (count) {
-		fputc('\n', out);
-		text_table_print(out, &table, options->width,
-				 options->no_legends
-					 ? NULL
-					 : "calls that ran a reference path, per operation (ROOT "
-					   "via HELPER: "
-					   "a helper it called fell back), reason and detail");
-	}
+	if (count)
+		print_group_table(
+			out, &table, options,
+			"calls that ran a reference path, per operation (ROOT via HELPER: "
+			"a helper it called fell back), reason and detail");
 	text_table_free(&table);
 	stat_groups_free(groups, count);
 }
@@ -401,8 +407,7 @@ static void print_tasks_text(FILE *out, const struct stat_snapshot *snapshot, __
 			 "the one the user called%s;\nP50, P99: of one run, %s",
 			 options->show_helpers ? " (ROOT via HELPER: launched by a helper)" : "",
 			 precision_words(snapshot));
-		fputc('\n', out);
-		text_table_print(out, &table, options->width, options->no_legends ? NULL : legend);
+		print_group_table(out, &table, options, legend);
 	}
 	text_table_free(&table);
 	stat_groups_free(groups, count);
@@ -445,8 +450,7 @@ static void print_waits_text(FILE *out, const struct stat_snapshot *snapshot, __
 			 "wait, %s",
 			 options->show_helpers ? " (ROOT via HELPER: in a helper)" : "",
 			 precision_words(snapshot));
-		fputc('\n', out);
-		text_table_print(out, &table, options->width, options->no_legends ? NULL : legend);
+		print_group_table(out, &table, options, legend);
 	}
 	text_table_free(&table);
 	stat_groups_free(groups, count);

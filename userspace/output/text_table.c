@@ -30,21 +30,15 @@ int text_width(const char *s)
 	return width;
 }
 
-/* The byte offset of character n of s (or its end). */
-static size_t offset_of(const char *s, int n)
+size_t text_prefix_bytes(const char *s, int width)
 {
 	size_t i = 0;
 
 	for (; s[i]; i++) {
-		if (!continuation_byte((unsigned char)s[i]) && n-- == 0)
+		if (!continuation_byte((unsigned char)s[i]) && width-- == 0)
 			break;
 	}
 	return i;
-}
-
-size_t text_prefix_bytes(const char *s, int width)
-{
-	return offset_of(s, width);
 }
 
 void text_table_init(struct text_table *table, const struct text_column *columns, size_t count)
@@ -147,8 +141,7 @@ static bool trailing_overflows(const struct text_table *table, const struct layo
 	return false;
 }
 
-/* Leaves out the kept column of the largest drop level, at least least (the rightmost of equals).
- */
+/* Leaves out the kept column of the largest drop, least at least (the rightmost of equals). */
 static bool drop_one(const struct text_table *table, struct layout *l, unsigned char least)
 {
 	size_t drop = l->columns;
@@ -207,14 +200,14 @@ static void cut_middle(const char *text, int width, char *out, size_t size)
 	int room = width - (int)indent, head, tail, length = text_width(text + indent);
 	size_t head_bytes, tail_at;
 
-	if (room < 3 || (size_t)snprintf(out, size, "%s", text) >= size) {
+	if (room < 3) {
 		snprintf(out, size, "%s", text);
 		return;
 	}
 	head = (room - 1) / 2 + (room - 1) % 2;
 	tail = room - 1 - head;
-	head_bytes = offset_of(text + indent, head);
-	tail_at = offset_of(text + indent, length - tail);
+	head_bytes = text_prefix_bytes(text + indent, head);
+	tail_at = text_prefix_bytes(text + indent, length - tail);
 	snprintf(out, size, "%.*s%.*s\u2026%s", (int)indent, text, (int)head_bytes, text + indent,
 		 text + indent + tail_at);
 }
@@ -355,6 +348,13 @@ void text_table_print(FILE *out, const struct text_table *table, int width, cons
 	put_cut_names(out, table, &l);
 }
 
+/* The next line of text_wrap(): its continuation written, the column it leaves. */
+static int new_line(FILE *out, const char *continuation)
+{
+	fprintf(out, "\n%s", continuation);
+	return text_width(continuation);
+}
+
 void text_wrap(FILE *out, const char *prefix, const char *continuation, const char *text, int width)
 {
 	int column = text_width(prefix);
@@ -363,15 +363,14 @@ void text_wrap(FILE *out, const char *prefix, const char *continuation, const ch
 	fputs(prefix, out);
 	while (*text) {
 		size_t length;
-		int word = 0;
+		int word = 0, gap;
 
 		if (*text == ' ') {
 			text++;
 			continue;
 		}
 		if (*text == '\n') { /* a line of its own */
-			fprintf(out, "\n%s", continuation);
-			column = text_width(continuation);
+			column = new_line(out, continuation);
 			line_empty = true;
 			text++;
 			continue;
@@ -379,28 +378,24 @@ void text_wrap(FILE *out, const char *prefix, const char *continuation, const ch
 		length = strcspn(text, " \n");
 		for (size_t i = 0; i < length; i++)
 			word += !continuation_byte((unsigned char)text[i]);
+		gap = line_empty ? 0 : 1;
 		/* A word longer than a line (a path): as much as fits, the rest below. */
 		if (width != TEXT_WIDTH_UNLIMITED &&
-		    word > width - text_width(continuation) - (line_empty ? 0 : 1) &&
-		    width - column - (line_empty ? 0 : 1) > 0) {
-			int room = width - column - (line_empty ? 0 : 1);
-
-			if (!line_empty)
+		    word > width - text_width(continuation) - gap && width - column - gap > 0) {
+			if (gap)
 				fputc(' ', out);
-			length = offset_of(text, room);
+			length = text_prefix_bytes(text, width - column - gap);
 			fwrite(text, 1, length, out);
 			text += length;
-			fprintf(out, "\n%s", continuation);
-			column = text_width(continuation);
+			column = new_line(out, continuation);
 			line_empty = true;
 			continue;
 		}
-		if (!line_empty && width != TEXT_WIDTH_UNLIMITED && column + 1 + word > width) {
-			fprintf(out, "\n%s", continuation);
-			column = text_width(continuation);
-			line_empty = true;
+		if (gap && width != TEXT_WIDTH_UNLIMITED && column + 1 + word > width) {
+			column = new_line(out, continuation);
+			gap = 0;
 		}
-		if (!line_empty) {
+		if (gap) {
 			fputc(' ', out);
 			column++;
 		}
