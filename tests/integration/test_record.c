@@ -212,8 +212,8 @@ START_TEST(test_helper_tree_counts_each_call_once)
 	for (size_t i = 0; i < sizeof(splits) / sizeof(splits[0]); i++) {
 		double flat[TREE_DEPTHS] = { 0 }, tree[TREE_DEPTHS] = { 0 };
 		char *json_args[8] = { OPTRACE, "report", "--json" },
-		     *text_args[8] = { OPTRACE, "report", "--show-helpers" };
-		int json_argc = 3, text_argc = 3;
+		     *text_args[8] = { OPTRACE, "report", "--show-helpers", "--wide" };
+		int json_argc = 3, text_argc = 4;
 		struct jv *json;
 		char *text;
 

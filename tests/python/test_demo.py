@@ -222,7 +222,8 @@ class TestDemoTraced(DemoCase):
         # Helpers too: minirt is declared the library, so no call site
         # points into it.
         text = subprocess.run([OPTRACE, "report", "--by-site",
-                               "--show-helpers", "--internal", capture],
+                               "--show-helpers", "--internal", "--wide",
+                               capture],
                               capture_output=True, text=True, timeout=120)
         self.assertEqual(text.returncode, 0, text.stderr)
         helper_sites = re.findall(r"@ (\S+)$", text.stdout, re.M)

@@ -269,13 +269,15 @@ static void put_row(FILE *out, const struct text_table *table, const struct layo
 	/* a header that does not fit is left out: its rows say what they are */
 	if (has_trailing && !inline_trailing && !header) {
 		/* under the name, indented as it is (a helper's under the helper) */
-		char indent[64];
+		char indent[64], continuation[64];
 		size_t spaces = l->name >= 0 ? strspn(cells[l->name], " ") : 0;
 
 		if (spaces > 32)
 			spaces = 32;
 		snprintf(indent, sizeof(indent), "%*s" TRAILING_INDENT, (int)spaces, "");
-		text_wrap(out, indent, indent, cells[l->trailing], width);
+		/* the arrow once per entry: a wrapped entry's lines under its text */
+		snprintf(continuation, sizeof(continuation), "%*s", text_width(indent), "");
+		text_wrap(out, indent, continuation, cells[l->trailing], width);
 	}
 }
 
