@@ -15,8 +15,6 @@ typedef __s32 int32_t;
 
 #include <optrace/abi.h>
 
-_Static_assert(sizeof(struct optrace_event) == 48, "the fast path's event layout");
-
 /*
  * Set by optrace: events stamped before start_ns (left in a buffer by an
  * earlier tracer) or after stop_ns (the stop is one instant) are not counted.

@@ -397,6 +397,7 @@ static __always_inline void send_string_once(struct string_walk *walk, __u64 add
 
 static int send_event_strings(__u32 index, struct string_walk *walk)
 {
+	__u64 strings[OPTRACE_EVENT_MAX_STRINGS] = { 0 };
 	struct optrace_event event;
 
 	if (walk->copy) {
@@ -407,19 +408,10 @@ static int send_event_strings(__u32 index, struct string_walk *walk)
 		walk->unreadable = true;
 		return 1;
 	}
-	switch (event.kind) {
-	case OPTRACE_EVENT_OP_BEGIN:
-		send_string_once(walk, event.b);
-		send_string_once(walk, event.c);
-		break;
-	case OPTRACE_EVENT_OP_FALLBACK:
-	case OPTRACE_EVENT_TASK_LAUNCH:
-	case OPTRACE_EVENT_TASK_BEGIN:
-		send_string_once(walk, event.b);
-		break;
-	default:
-		break;
-	}
+	/* the decoder keeps no copy: task_begin's names are task_launch's */
+	optrace_event_strings(&event, false, strings);
+	send_string_once(walk, strings[0]);
+	send_string_once(walk, strings[1]);
 	return 0;
 }
 

@@ -1194,35 +1194,41 @@ static int count_event(__u32 index, struct batch_walk *walk)
 		return 0;
 	switch (event->kind) {
 	case OPTRACE_EVENT_OP_BEGIN:
-		on_op_begin(place, event->time_ns, event->id, event->a, event->medium, event->b);
+		on_op_begin(place, event->time_ns, event->op_begin.op, event->op_begin.parent,
+			    event->op_begin.depth, event->op_begin.name);
 		break;
 	case OPTRACE_EVENT_OP_END:
-		on_op_end(place, event->time_ns, event->id, event->small);
+		on_op_end(place, event->time_ns, event->op_end.op, event->op_end.status);
 		break;
 	case OPTRACE_EVENT_OP_MODE:
-		on_op_mode(place, event->id, event->small, event->medium);
+		on_op_mode(place, event->op_mode.op, event->op_mode.mode, event->op_mode.reason);
 		break;
 	case OPTRACE_EVENT_OP_FALLBACK:
-		on_op_fallback(place, event->id, event->small, event->b);
+		on_op_fallback(place, event->op_fallback.op, event->op_fallback.reason,
+			       event->op_fallback.detail);
 		break;
 	case OPTRACE_EVENT_TASK_LAUNCH:
-		on_task_launch(place, event->id, event->a, event->c, event->b, event->medium);
+		on_task_launch(place, event->task_launch.task, event->task_launch.op,
+			       event->task_launch.root_op, event->task_launch.name,
+			       event->task_launch.points);
 		break;
 	case OPTRACE_EVENT_TASK_BEGIN:
-		on_task_begin(place, event->time_ns, event->id, event->medium, event->small,
-			      event->b, event->c);
+		on_task_begin(place, event->time_ns, event->task_begin.task,
+			      event->task_begin.point, event->task_begin.variant,
+			      event->task_begin.name, event->task_begin.root_name);
 		break;
 	case OPTRACE_EVENT_TASK_END:
-		on_task_end(place, event->time_ns, event->id, event->medium);
+		on_task_end(place, event->time_ns, event->task_end.task, event->task_end.point);
 		break;
 	case OPTRACE_EVENT_WAIT_BEGIN:
-		on_wait_begin(place, event->time_ns, event->small);
+		on_wait_begin(place, event->time_ns, event->wait_begin.wait_kind);
 		break;
 	case OPTRACE_EVENT_WAIT_END:
-		on_wait_end(place, event->time_ns, event->small);
+		on_wait_end(place, event->time_ns, event->wait_end.wait_kind);
 		break;
 	case OPTRACE_EVENT_GPU_LAUNCH:
-		on_gpu_launch(place, (__u32)event->id, event->medium);
+		on_gpu_launch(place, (__u32)event->gpu_launch.correlation_id,
+			      event->gpu_launch.flags);
 		break;
 	default:
 		count_loss(STAT_LOSS_BATCH_BAD); /* a kind from a newer library, or garbage */

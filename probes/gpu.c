@@ -93,10 +93,9 @@ bool optrace_gpu_launch(uint32_t correlation_id, int api_kind, uint32_t flags)
 		struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_GPU_LAUNCH);
 
 		if (event) {
-			event->small = (uint8_t)api_kind;
-			event->medium = flags;
-			event->id = correlation_id;
-			event->a = event->b = event->c = 0;
+			event->gpu_launch.api_kind = (uint8_t)api_kind;
+			event->gpu_launch.flags = flags;
+			event->gpu_launch.correlation_id = correlation_id;
 			optrace_batch_commit(t, event);
 		} else {
 			kept = false;

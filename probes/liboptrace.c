@@ -133,11 +133,11 @@ uint64_t optrace_op_begin(const char *name, const char *callsite)
 			struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_OP_BEGIN);
 
 			if (event) {
-				event->medium = depth;
-				event->id = op;
-				event->a = parent_of(t, depth);
-				event->b = (uintptr_t)name;
-				event->c = (uintptr_t)callsite;
+				event->op_begin.depth = depth;
+				event->op_begin.op = op;
+				event->op_begin.parent = parent_of(t, depth);
+				event->op_begin.name = (uintptr_t)name;
+				event->op_begin.callsite = (uintptr_t)callsite;
 				optrace_batch_commit(t, event);
 			}
 		}
@@ -167,21 +167,6 @@ static uint32_t depth_after(const struct thread_state *t, uint64_t op)
 	return depth ? depth - 1 : 0;
 }
 
-/* An event of the fast path with an id and its small and medium fields. */
-static void append(struct thread_state *t, uint8_t kind, uint64_t id, uint8_t small,
-		   uint32_t medium, uint64_t b)
-{
-	struct optrace_event *event = optrace_batch_next(t, kind);
-
-	if (!event)
-		return;
-	event->small = small;
-	event->medium = medium;
-	event->id = id;
-	event->b = b;
-	optrace_batch_commit(t, event);
-}
-
 void optrace_op_end(uint64_t op, int status)
 {
 	struct thread_state *t = &optrace_thread;
@@ -189,8 +174,15 @@ void optrace_op_end(uint64_t op, int status)
 	t->depth = depth_after(t, op);
 	if (!op)
 		return;
-	if (OPTRACE_BATCH_ENABLED())
-		append(t, OPTRACE_EVENT_OP_END, op, (uint8_t)status, 0, 0);
+	if (OPTRACE_BATCH_ENABLED()) {
+		struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_OP_END);
+
+		if (event) {
+			event->op_end.status = (uint8_t)status;
+			event->op_end.op = op;
+			optrace_batch_commit(t, event);
+		}
+	}
 	if (OPTRACE_OP_END_ENABLED())
 		OPTRACE_OP_END(op, status);
 }
@@ -199,9 +191,17 @@ void optrace_op_mode(uint64_t op, int mode, int reason)
 {
 	if (!op)
 		return;
-	if (OPTRACE_BATCH_ENABLED())
-		append(&optrace_thread, OPTRACE_EVENT_OP_MODE, op, (uint8_t)mode, (uint32_t)reason,
-		       0);
+	if (OPTRACE_BATCH_ENABLED()) {
+		struct thread_state *t = &optrace_thread;
+		struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_OP_MODE);
+
+		if (event) {
+			event->op_mode.mode = (uint8_t)mode;
+			event->op_mode.reason = (uint32_t)reason;
+			event->op_mode.op = op;
+			optrace_batch_commit(t, event);
+		}
+	}
 	if (OPTRACE_OP_MODE_ENABLED())
 		OPTRACE_OP_MODE(op, mode, reason);
 }
@@ -211,9 +211,17 @@ void optrace_op_fallback(uint64_t op, int reason, const char *detail)
 	if (!op)
 		return;
 	touch_string(detail);
-	if (OPTRACE_BATCH_ENABLED())
-		append(&optrace_thread, OPTRACE_EVENT_OP_FALLBACK, op, (uint8_t)reason, 0,
-		       (uintptr_t)detail);
+	if (OPTRACE_BATCH_ENABLED()) {
+		struct thread_state *t = &optrace_thread;
+		struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_OP_FALLBACK);
+
+		if (event) {
+			event->op_fallback.reason = (uint8_t)reason;
+			event->op_fallback.op = op;
+			event->op_fallback.detail = (uintptr_t)detail;
+			optrace_batch_commit(t, event);
+		}
+	}
 	if (OPTRACE_OP_FALLBACK_ENABLED())
 		OPTRACE_OP_FALLBACK(op, reason, detail);
 }
@@ -234,11 +242,11 @@ uint64_t optrace_task_launch(uint64_t op, const char *task_name, uint32_t points
 
 		remember_task(task, task_name, t->depth && root ? t->root_name : NULL);
 		if (event) {
-			event->medium = points;
-			event->id = task;
-			event->a = op;
-			event->b = (uintptr_t)task_name;
-			event->c = root;
+			event->task_launch.points = points;
+			event->task_launch.task = task;
+			event->task_launch.op = op;
+			event->task_launch.name = (uintptr_t)task_name;
+			event->task_launch.root_op = root;
 			optrace_batch_commit(t, event);
 		}
 	}
@@ -258,12 +266,12 @@ void optrace_task_begin(uint64_t task, uint32_t point, int variant, uint32_t pro
 
 		if (event) {
 			recall_task(task, &name, &root_name);
-			event->small = (uint8_t)variant;
-			event->medium = point;
-			event->id = task;
-			event->a = processor;
-			event->b = (uintptr_t)name;
-			event->c = (uintptr_t)root_name;
+			event->task_begin.variant = (uint8_t)variant;
+			event->task_begin.point = point;
+			event->task_begin.task = task;
+			event->task_begin.processor = processor;
+			event->task_begin.name = (uintptr_t)name;
+			event->task_begin.root_name = (uintptr_t)root_name;
 			optrace_batch_commit(t, event);
 		}
 	}
@@ -275,16 +283,38 @@ void optrace_task_end(uint64_t task, uint32_t point, int status)
 {
 	if (!task)
 		return;
-	if (OPTRACE_BATCH_ENABLED())
-		append(&optrace_thread, OPTRACE_EVENT_TASK_END, task, (uint8_t)status, point, 0);
+	if (OPTRACE_BATCH_ENABLED()) {
+		struct thread_state *t = &optrace_thread;
+		struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_TASK_END);
+
+		if (event) {
+			event->task_end.status = (uint8_t)status;
+			event->task_end.point = point;
+			event->task_end.task = task;
+			optrace_batch_commit(t, event);
+		}
+	}
 	if (OPTRACE_TASK_END_ENABLED())
 		OPTRACE_TASK_END(task, point, status);
+}
+
+/* wait_begin and wait_end: the same fields. */
+static void append_wait(uint8_t event_kind, uint64_t op, int kind)
+{
+	struct thread_state *t = &optrace_thread;
+	struct optrace_event *event = optrace_batch_next(t, event_kind);
+
+	if (event) {
+		event->wait_begin.wait_kind = (uint8_t)kind;
+		event->wait_begin.op = op;
+		optrace_batch_commit(t, event);
+	}
 }
 
 void optrace_wait_begin(uint64_t op, int kind)
 {
 	if (OPTRACE_BATCH_ENABLED())
-		append(&optrace_thread, OPTRACE_EVENT_WAIT_BEGIN, op, (uint8_t)kind, 0, 0);
+		append_wait(OPTRACE_EVENT_WAIT_BEGIN, op, kind);
 	if (OPTRACE_WAIT_BEGIN_ENABLED())
 		OPTRACE_WAIT_BEGIN(op, kind);
 }
@@ -292,7 +322,7 @@ void optrace_wait_begin(uint64_t op, int kind)
 void optrace_wait_end(uint64_t op, int kind)
 {
 	if (OPTRACE_BATCH_ENABLED())
-		append(&optrace_thread, OPTRACE_EVENT_WAIT_END, op, (uint8_t)kind, 0, 0);
+		append_wait(OPTRACE_EVENT_WAIT_END, op, kind);
 	if (OPTRACE_WAIT_END_ENABLED())
 		OPTRACE_WAIT_END(op, kind);
 }

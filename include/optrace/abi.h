@@ -84,55 +84,201 @@ enum optrace_status { OPTRACE_STATUS_OK = 0, OPTRACE_STATUS_ERROR = 1, OPTRACE_S
  * oldest event is older than the flush bound, at thread and process exit and
  * before fork. This layout is shared by liboptrace, the BPF programs and
  * optrace's decoder; it only grows by new kinds.
+ *
+ * Each kind once: X(NAME, value, member, strings), member being the field
+ * of struct optrace_event that holds its fields (struct
+ * optrace_event_<member>, below) and strings the fields that are string
+ * addresses, as STRING(field) or, for a copy of a string that another event
+ * of the same thread or process names as well, COPY(field): task_begin's
+ * names, there so that a worker's batch makes sense before the launching
+ * thread's arrives, which a consumer in order of events does not need.
+ * Adding a kind: a line here, its struct, and its handlers (docs/probes.md).
  */
+#define OPTRACE_EVENT_KINDS(X, STRING, COPY)                     \
+	X(OP_BEGIN, 1, op_begin, STRING(name) STRING(callsite))  \
+	X(OP_END, 2, op_end, )                                   \
+	X(OP_MODE, 3, op_mode, )                                 \
+	X(OP_FALLBACK, 4, op_fallback, STRING(detail))           \
+	X(TASK_LAUNCH, 5, task_launch, STRING(name))             \
+	X(TASK_BEGIN, 6, task_begin, COPY(name) COPY(root_name)) \
+	X(TASK_END, 7, task_end, )                               \
+	X(WAIT_BEGIN, 8, wait_begin, )                           \
+	X(WAIT_END, 9, wait_end, )                               \
+	X(GPU_LAUNCH, 10, gpu_launch, )
+
+#define OPTRACE_EVENT_ENUM_(name, value, member, strings) OPTRACE_EVENT_##name = value,
+#define OPTRACE_EVENT_IGNORE_(field)
+
 enum optrace_event_kind {
-	OPTRACE_EVENT_OP_BEGIN = 1,
-	OPTRACE_EVENT_OP_END = 2,
-	OPTRACE_EVENT_OP_MODE = 3,
-	OPTRACE_EVENT_OP_FALLBACK = 4,
-	OPTRACE_EVENT_TASK_LAUNCH = 5,
-	OPTRACE_EVENT_TASK_BEGIN = 6,
-	OPTRACE_EVENT_TASK_END = 7,
-	OPTRACE_EVENT_WAIT_BEGIN = 8,
-	OPTRACE_EVENT_WAIT_END = 9,
-	OPTRACE_EVENT_GPU_LAUNCH = 10, /* optrace_gpu_launch(): a CUDA call that launches */
-	OPTRACE_EVENT__COUNT
+	OPTRACE_EVENT_KINDS(OPTRACE_EVENT_ENUM_, OPTRACE_EVENT_IGNORE_, OPTRACE_EVENT_IGNORE_)
+		OPTRACE_EVENT__COUNT
 };
 
 /*
- * One event, 48 bytes. time_ns is CLOCK_MONOTONIC, the clock of
- * bpf_ktime_get_ns(), read in userspace. Strings are addresses in the
- * process, as in the per-event probes.
- *
- *   kind          id      small           medium        a          b         c
- *   op_begin      op      -               depth         parent op  name      call site
- *   op_end        op      status          -             -          -         -
- *   op_mode       op      mode            mode reason   -          -         -
- *   op_fallback   op      reason          -             -          detail    -
- *   task_launch   task    -               points        op         name      root op
- *   task_begin    task    variant         point         processor  name      root op's name
- *   task_end      task    status          point         -          -         -
- *   wait_begin    op      wait kind       -             -          -         -
- *   wait_end      op      wait kind       -             -          -         -
- *   gpu_launch    corr.   api kind        flags         -          -         -
- *
- * task_begin carries its task's name and root op's name (0 if unknown), so
- * that a worker's batch makes sense before the launching thread's arrives.
- * gpu_launch carries CUPTI's correlation id of a CUDA call that launches
- * device work, and enum optrace_gpu_api_kind: in the thread's own order, it
- * ties the kernels and copies of that call to the frame open there.
+ * Every event is 48 bytes and starts with its time and kind. time_ns is
+ * CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns(), read in userspace.
+ * Strings are addresses in the process, as in the per-event probes. The
+ * fields of each kind sit where they did in ABI 2's first release (a
+ * static assertion below keeps them there): a field is never moved.
  */
-struct optrace_event {
-	uint64_t time_ns;
-	uint8_t kind; /* enum optrace_event_kind */
-	uint8_t small;
+#define OPTRACE_EVENT_HEAD_ \
+	uint64_t time_ns;   \
+	uint8_t kind /* enum optrace_event_kind */
+
+struct optrace_event_op_begin {
+	OPTRACE_EVENT_HEAD_;
+	uint8_t unused;
 	uint16_t reserved;
-	uint32_t medium;
-	uint64_t id;
-	uint64_t a;
-	uint64_t b;
-	uint64_t c;
+	uint32_t depth; /* 0 for an operation the user called */
+	uint64_t op;
+	uint64_t parent; /* the op open at depth - 1, 0 if none or not traced */
+	uint64_t name;
+	uint64_t callsite;
 };
+
+struct optrace_event_op_end {
+	OPTRACE_EVENT_HEAD_;
+	uint8_t status; /* enum optrace_status */
+	uint16_t reserved;
+	uint32_t unused;
+	uint64_t op;
+};
+
+struct optrace_event_op_mode {
+	OPTRACE_EVENT_HEAD_;
+	uint8_t mode; /* enum optrace_mode */
+	uint16_t reserved;
+	uint32_t reason; /* enum optrace_mode_reason */
+	uint64_t op;
+};
+
+struct optrace_event_op_fallback {
+	OPTRACE_EVENT_HEAD_;
+	uint8_t reason; /* enum optrace_fallback_reason */
+	uint16_t reserved;
+	uint32_t unused;
+	uint64_t op;
+	uint64_t unused_word;
+	uint64_t detail; /* a string, or 0 */
+};
+
+struct optrace_event_task_launch {
+	OPTRACE_EVENT_HEAD_;
+	uint8_t unused;
+	uint16_t reserved;
+	uint32_t points;
+	uint64_t task;
+	uint64_t op;
+	uint64_t name;
+	uint64_t root_op; /* the op at depth 0 of the launching thread */
+};
+
+struct optrace_event_task_begin {
+	OPTRACE_EVENT_HEAD_;
+	uint8_t variant; /* enum optrace_variant */
+	uint16_t reserved;
+	uint32_t point;
+	uint64_t task;
+	uint64_t processor;
+	uint64_t name;	    /* the task's, 0 if unknown */
+	uint64_t root_name; /* its root op's, 0 if unknown */
+};
+
+struct optrace_event_task_end {
+	OPTRACE_EVENT_HEAD_;
+	uint8_t status; /* enum optrace_status */
+	uint16_t reserved;
+	uint32_t point;
+	uint64_t task;
+};
+
+struct optrace_event_wait {
+	OPTRACE_EVENT_HEAD_;
+	uint8_t wait_kind; /* enum optrace_wait_kind */
+	uint16_t reserved;
+	uint32_t unused;
+	uint64_t op; /* 0 outside an operation */
+};
+
+#define optrace_event_wait_begin optrace_event_wait
+#define optrace_event_wait_end optrace_event_wait
+
+/*
+ * A CUDA call that launches device work, with CUPTI's correlation id: in the
+ * thread's own order, it ties that call's kernels and copies to the frame
+ * open there.
+ */
+struct optrace_event_gpu_launch {
+	OPTRACE_EVENT_HEAD_;
+	uint8_t api_kind; /* enum optrace_gpu_api_kind */
+	uint16_t reserved;
+	uint32_t flags;
+	uint64_t correlation_id;
+};
+
+#define OPTRACE_EVENT_MEMBER_(name, value, member, strings) struct optrace_event_##member member;
+
+struct optrace_event {
+	union {
+		struct {
+			OPTRACE_EVENT_HEAD_;
+		};
+		OPTRACE_EVENT_KINDS(OPTRACE_EVENT_MEMBER_, OPTRACE_EVENT_IGNORE_,
+				    OPTRACE_EVENT_IGNORE_)
+	};
+};
+
+#ifdef __cplusplus
+#define OPTRACE_STATIC_ASSERT_ static_assert
+#else
+#define OPTRACE_STATIC_ASSERT_ _Static_assert
+#endif
+OPTRACE_STATIC_ASSERT_(sizeof(struct optrace_event) == 48, "the fast path's event layout");
+/* A kind's fields never move: these are where the first release put them. */
+#define OPTRACE_EVENT_AT_(field, offset)                                                    \
+	OPTRACE_STATIC_ASSERT_(__builtin_offsetof(struct optrace_event, field) == (offset), \
+			       #field " moved")
+OPTRACE_EVENT_AT_(op_begin.depth, 12);
+OPTRACE_EVENT_AT_(op_begin.op, 16);
+OPTRACE_EVENT_AT_(op_begin.callsite, 40);
+OPTRACE_EVENT_AT_(op_fallback.detail, 32);
+OPTRACE_EVENT_AT_(task_launch.root_op, 40);
+OPTRACE_EVENT_AT_(task_begin.root_name, 40);
+OPTRACE_EVENT_AT_(gpu_launch.correlation_id, 16);
+
+/* Most strings an event names. */
+#define OPTRACE_EVENT_MAX_STRINGS 2
+
+#define OPTRACE_EVENT_STRING_(field) strings[count++] = fields->field;
+#define OPTRACE_EVENT_COPY_(field) \
+	if (copies)                \
+		strings[count++] = fields->field;
+#define OPTRACE_EVENT_STRINGS_CASE_(name, value, member, list)                \
+	case OPTRACE_EVENT_##name: {                                          \
+		const struct optrace_event_##member *fields = &event->member; \
+                                                                              \
+		(void)fields;                                                 \
+		list break;                                                   \
+	}
+
+/*
+ * The string addresses event names, into strings; with copies, also those
+ * it carries for a reader that sees it first (COPY above). Returns how many
+ * (0 for a kind this header does not know).
+ */
+static inline unsigned int optrace_event_strings(const struct optrace_event *event, int copies,
+						 uint64_t strings[OPTRACE_EVENT_MAX_STRINGS])
+{
+	unsigned int count = 0;
+
+	switch (event->kind) {
+		OPTRACE_EVENT_KINDS(OPTRACE_EVENT_STRINGS_CASE_, OPTRACE_EVENT_STRING_,
+				    OPTRACE_EVENT_COPY_)
+	default:
+		break;
+	}
+	return count;
+}
 
 #define OPTRACE_BATCH_EVENTS 256		 /* events a thread buffers before it flushes */
 #define OPTRACE_BATCH_MAGIC 0x4f544231u		 /* "OTB1" */

@@ -376,12 +376,11 @@ static int on_idle_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t address, 
 
 	write_names(recorder, recorder->decoder.written_ns, (uint32_t)pid, tid, NULL, NULL);
 	for (uint32_t i = 0; i < count; i++) {
-		if (events[i].kind == OPTRACE_EVENT_OP_BEGIN)
-			write_string(recorder, pid, events[i].c);
-		if (events[i].kind == OPTRACE_EVENT_OP_BEGIN ||
-		    events[i].kind == OPTRACE_EVENT_OP_FALLBACK ||
-		    events[i].kind == OPTRACE_EVENT_TASK_LAUNCH)
-			write_string(recorder, pid, events[i].b);
+		uint64_t strings[OPTRACE_EVENT_MAX_STRINGS];
+		unsigned int string_count = optrace_event_strings(&events[i], false, strings);
+
+		for (unsigned int k = 0; k < string_count; k++)
+			write_string(recorder, pid, strings[k]);
 	}
 	note_error(recorder,
 		   batch_decoder_add(&recorder->decoder, &origin, sequence, count, events));

@@ -97,22 +97,10 @@ void stat_note_ranks(struct stat_bpf *skel, bool recheck)
 /* The strings an event names, read from the process, where the kernel could not. */
 static void copy_strings(struct stat_bpf *skel, pid_t pid, const struct optrace_event *event)
 {
-	uint64_t addresses[2] = { 0 };
+	uint64_t addresses[OPTRACE_EVENT_MAX_STRINGS];
+	unsigned int count = optrace_event_strings(event, true, addresses);
 
-	switch (event->kind) {
-	case OPTRACE_EVENT_OP_BEGIN:
-	case OPTRACE_EVENT_TASK_LAUNCH:
-	case OPTRACE_EVENT_TASK_BEGIN:
-		addresses[0] = event->b;
-		addresses[1] = event->kind == OPTRACE_EVENT_TASK_BEGIN ? event->c : 0;
-		break;
-	case OPTRACE_EVENT_OP_FALLBACK:
-		addresses[0] = event->b;
-		break;
-	default:
-		return;
-	}
-	for (int i = 0; i < 2; i++) {
+	for (unsigned int i = 0; i < count; i++) {
 		struct string_key key = { .tgid = (__u32)pid, .address = addresses[i] };
 		struct string_value value = { 0 };
 		bool truncated = false;

@@ -288,72 +288,78 @@ static int decode(const struct optrace_event *in, struct record_event *out)
 	case OPTRACE_EVENT_OP_BEGIN:
 		out->type = RECORD_OP_BEGIN;
 		out->op_begin = (struct event_op_begin){
-			.op = in->id,
-			.parent = in->a,
-			.depth = in->medium,
-			.name = in->b,
-			.callsite = in->c,
+			.op = in->op_begin.op,
+			.parent = in->op_begin.parent,
+			.depth = in->op_begin.depth,
+			.name = in->op_begin.name,
+			.callsite = in->op_begin.callsite,
 		};
 		return 0;
 	case OPTRACE_EVENT_OP_END:
 		out->type = RECORD_OP_END;
-		out->op_end = (struct event_op_end){ .op = in->id, .status = in->small };
+		out->op_end = (struct event_op_end){
+			.op = in->op_end.op,
+			.status = in->op_end.status,
+		};
 		return 0;
 	case OPTRACE_EVENT_OP_MODE:
 		out->type = RECORD_OP_MODE;
 		out->op_mode = (struct event_op_mode){
-			.op = in->id,
-			.mode = in->small,
-			.reason = in->medium,
+			.op = in->op_mode.op,
+			.mode = in->op_mode.mode,
+			.reason = in->op_mode.reason,
 		};
 		return 0;
 	case OPTRACE_EVENT_OP_FALLBACK:
 		out->type = RECORD_OP_FALLBACK;
 		out->op_fallback = (struct event_op_fallback){
-			.op = in->id,
-			.reason = in->small,
-			.detail = in->b,
+			.op = in->op_fallback.op,
+			.reason = in->op_fallback.reason,
+			.detail = in->op_fallback.detail,
 		};
 		return 0;
 	case OPTRACE_EVENT_TASK_LAUNCH:
 		out->type = RECORD_TASK_LAUNCH;
 		out->task_launch = (struct event_task_launch){
-			.task = in->id,
-			.op = in->a,
-			.root_op = in->c,
-			.name = in->b,
-			.points = in->medium,
+			.task = in->task_launch.task,
+			.op = in->task_launch.op,
+			.root_op = in->task_launch.root_op,
+			.name = in->task_launch.name,
+			.points = in->task_launch.points,
 		};
 		return 0;
 	case OPTRACE_EVENT_TASK_BEGIN:
 		out->type = RECORD_TASK_BEGIN;
 		out->task_begin = (struct event_task_begin){
-			.task = in->id,
-			.point = in->medium,
-			.variant = in->small,
-			.processor = in->a,
+			.task = in->task_begin.task,
+			.point = in->task_begin.point,
+			.variant = in->task_begin.variant,
+			.processor = in->task_begin.processor,
 		};
 		return 0;
 	case OPTRACE_EVENT_TASK_END:
 		out->type = RECORD_TASK_END;
 		out->task_end = (struct event_task_end){
-			.task = in->id,
-			.point = in->medium,
-			.status = in->small,
+			.task = in->task_end.task,
+			.point = in->task_end.point,
+			.status = in->task_end.status,
 		};
 		return 0;
 	case OPTRACE_EVENT_WAIT_BEGIN:
 	case OPTRACE_EVENT_WAIT_END:
 		out->type =
 			in->kind == OPTRACE_EVENT_WAIT_BEGIN ? RECORD_WAIT_BEGIN : RECORD_WAIT_END;
-		out->wait = (struct event_wait){ .op = in->id, .kind = in->small };
+		out->wait = (struct event_wait){
+			.op = in->wait_begin.op,
+			.kind = in->wait_begin.wait_kind,
+		};
 		return 0;
 	case OPTRACE_EVENT_GPU_LAUNCH:
 		out->type = RECORD_GPU_LAUNCH;
 		out->gpu_launch = (struct event_gpu_launch){
-			.correlation_id = (uint32_t)in->id,
-			.api_kind = in->small,
-			.flags = in->medium,
+			.correlation_id = (uint32_t)in->gpu_launch.correlation_id,
+			.api_kind = in->gpu_launch.api_kind,
+			.flags = in->gpu_launch.flags,
 		};
 		return 0;
 	default:
