@@ -31,25 +31,8 @@ struct {
 	__type(value, __u8);
 } sent_strings SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, RECORD_LOSS__COUNT);
-	__type(key, __u32);
-	__type(value, __u64);
-} losses SEC(".maps");
-
-static __always_inline void count_losses(__u32 loss, __u64 count)
-{
-	__u64 *counter = bpf_map_lookup_elem(&losses, &loss);
-
-	if (counter)
-		*counter += count;
-}
-
-static __always_inline void count_loss(__u32 loss)
-{
-	count_losses(loss, 1);
-}
+#define LOSS_COUNT RECORD_LOSS__COUNT
+#include "losses.bpf.h"
 
 static __always_inline void send_string(__u64 pid_tgid, __u64 address)
 {
