@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What profile.c shares with gpu_stream.c, which attributes GPU activity as
- * it comes: threads, their open frames, and how a frame is kept alive.
+ * What profile.c shares with gpu_stream.c and gpu_readahead.c, which
+ * attribute GPU activity as it comes or read ahead: threads, their open
+ * frames, and how a frame is kept alive.
  */
 #ifndef OPTRACE_PROFILE_INTERNAL_H
 #define OPTRACE_PROFILE_INTERNAL_H
@@ -61,6 +62,15 @@ void profile_release(struct profile *profile, struct profile_op *op);
 
 /* A run whose end waited for its GPU calls (holds 0 again): handed over, freed. */
 void profile_complete_run(struct profile *profile, struct run_node *node);
+
+/*
+ * gpu_readahead.c: before a record that may change the frame open on its
+ * thread; after the last record (to the frames still open); the end (what
+ * no frame took).
+ */
+void gpu_readahead_before(struct profile *profile, const struct record_event *event);
+void gpu_readahead_flush(struct profile *profile);
+void gpu_readahead_finish(struct profile *profile);
 
 /* gpu_stream.c: a gpu_launch record; a GPU record; the end; every record's time. */
 int gpu_stream_launch(struct profile *profile, const struct record_event *event);
