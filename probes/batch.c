@@ -8,7 +8,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,10 +30,6 @@ static struct optrace_batch_registry registry = {
 extern struct optrace_batch_registry optrace_batches __attribute__((alias("registry")));
 
 uint64_t optrace_flush_bound_ns = FLUSH_BOUND_US_DEFAULT * 1000ull;
-
-static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
-static pthread_key_t exit_key;
-static bool exit_key_ok;
 
 static struct optrace_batch *registry_first(void)
 {
@@ -97,12 +92,10 @@ void optrace_batch_flush_all(void)
 }
 
 /* Thread exit: what the thread holds goes out, and its buffer is free again. */
-static void on_thread_exit(void *value)
+void optrace_batch_thread_exit(struct thread_state *t)
 {
-	struct thread_state *t = &optrace_thread;
 	struct optrace_batch *batch = t->batch;
 
-	(void)value;
 	if (!batch)
 		return;
 	optrace_batch_flush(t);
@@ -111,19 +104,15 @@ static void on_thread_exit(void *value)
 }
 
 /* Before fork: the child starts empty, so the parent hands over what it holds. */
-static void before_fork(void)
+void optrace_batch_before_fork(struct thread_state *t)
 {
-	struct thread_state *t = &optrace_thread;
-
 	if (t->batch)
 		optrace_batch_flush(t);
 }
 
 /* In the child: one thread, this one; the other threads' buffers are free. */
-static void in_child(void)
+void optrace_batch_in_child(struct thread_state *t)
 {
-	struct thread_state *t = &optrace_thread;
-
 	for (struct optrace_batch *batch = registry_first(); batch; batch = registry_next(batch)) {
 		batch_reset(batch, batch->position);
 		if (batch != t->batch)
@@ -133,12 +122,6 @@ static void in_child(void)
 		t->tid = (uint32_t)gettid();
 		t->batch->tid = t->tid;
 	}
-}
-
-static void setup_process(void)
-{
-	exit_key_ok = pthread_key_create(&exit_key, on_thread_exit) == 0;
-	pthread_atfork(before_fork, NULL, in_child);
 }
 
 /* A buffer another thread left, or a new one. */
@@ -172,12 +155,10 @@ static struct optrace_batch *claim_buffer(uint32_t tid)
 
 struct optrace_batch *optrace_batch_setup(struct thread_state *t)
 {
-	pthread_once(&setup_once, setup_process);
 	t->tid = (uint32_t)gettid();
 	t->batch = claim_buffer(t->tid);
-	/* Any value but NULL: the key's destructor runs at the thread's exit. */
-	if (t->batch && exit_key_ok)
-		pthread_setspecific(exit_key, t->batch);
+	if (t->batch)
+		optrace_thread_watch(t);
 	return t->batch;
 }
 

@@ -55,11 +55,11 @@ static uint64_t next_id(struct id_block *block, _Atomic uint64_t *source)
 	return block->next++;
 }
 
-static uint64_t parent_of(const struct thread_state *t, uint32_t depth)
+static uint64_t parent_of(const struct optrace_thread_view *view, uint32_t depth)
 {
 	if (depth == 0 || depth > OPTRACE_STACK_DEPTH)
 		return 0;
-	return t->stack[depth - 1];
+	return view->ops[depth - 1].op;
 }
 
 /*
@@ -118,11 +118,20 @@ static void recall_task(uint64_t task, const char **name, const char **root_name
 uint64_t optrace_op_begin(const char *name, const char *callsite)
 {
 	struct thread_state *t = &optrace_thread;
-	uint32_t depth = t->depth++;
-	uint64_t op = 0;
+	struct optrace_thread_view *view = optrace_view_of(t);
+	uint32_t depth = view->depth++;
+	struct optrace_open_op *frame = depth < OPTRACE_STACK_DEPTH ? &view->ops[depth] : NULL;
+	uint64_t op = 0, now = 0;
 
-	/* The depth is kept untraced too: a tracer attaching mid-operation
-	 * then still sees the nested operations as helpers. */
+	/* Kept untraced too: a tracer attaching mid-operation then still sees
+	 * the nested operations as helpers, and dump sees what is open. */
+	if (frame) {
+		frame->op = 0;
+		frame->name = (uintptr_t)name;
+		frame->callsite = (uintptr_t)callsite;
+		frame->begin_ns = 0;
+		frame->mode = 0;
+	}
 	if (optrace_any_armed()) {
 		op = next_id(&t->ops, &next_op_block);
 		touch_string(name);
@@ -133,19 +142,22 @@ uint64_t optrace_op_begin(const char *name, const char *callsite)
 			struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_OP_BEGIN);
 
 			if (event) {
+				now = event->time_ns;
 				event->op_begin.depth = depth;
 				event->op_begin.op = op;
-				event->op_begin.parent = parent_of(t, depth);
+				event->op_begin.parent = parent_of(view, depth);
 				event->op_begin.name = (uintptr_t)name;
 				event->op_begin.callsite = (uintptr_t)callsite;
 				optrace_batch_commit(t, event);
 			}
 		}
 		if (OPTRACE_OP_BEGIN_ENABLED())
-			OPTRACE_OP_BEGIN(op, parent_of(t, depth), depth, name, callsite);
+			OPTRACE_OP_BEGIN(op, parent_of(view, depth), depth, name, callsite);
+		if (frame) {
+			frame->op = op;
+			frame->begin_ns = now ?: optrace_now_ns();
+		}
 	}
-	if (depth < OPTRACE_STACK_DEPTH)
-		t->stack[depth] = op;
 	return op;
 }
 
@@ -154,13 +166,13 @@ uint64_t optrace_op_begin(const char *name, const char *callsite)
  * early return) would otherwise leave every later operation of the thread
  * a "helper": a traced op found deeper in the stack closes what is above it.
  */
-static uint32_t depth_after(const struct thread_state *t, uint64_t op)
+static uint32_t depth_after(const struct optrace_thread_view *view, uint64_t op)
 {
-	uint32_t depth = t->depth;
+	uint32_t depth = view->depth;
 
-	if (op && depth && depth <= OPTRACE_STACK_DEPTH && t->stack[depth - 1] != op) {
+	if (op && depth && depth <= OPTRACE_STACK_DEPTH && view->ops[depth - 1].op != op) {
 		for (uint32_t i = depth - 1; i-- > 0;) {
-			if (t->stack[i] == op)
+			if (view->ops[i].op == op)
 				return i;
 		}
 	}
@@ -170,8 +182,9 @@ static uint32_t depth_after(const struct thread_state *t, uint64_t op)
 void optrace_op_end(uint64_t op, int status)
 {
 	struct thread_state *t = &optrace_thread;
+	struct optrace_thread_view *view = optrace_view_of(t);
 
-	t->depth = depth_after(t, op);
+	view->depth = depth_after(view, op);
 	if (!op)
 		return;
 	if (OPTRACE_BATCH_ENABLED()) {
@@ -187,8 +200,24 @@ void optrace_op_end(uint64_t op, int status)
 		OPTRACE_OP_END(op, status);
 }
 
+/* The innermost open operation, if it is op (0: untraced) and in the view. */
+static struct optrace_open_op *open_frame(struct optrace_thread_view *view, uint64_t op)
+{
+	uint32_t depth = view->depth;
+
+	if (!depth || depth > OPTRACE_STACK_DEPTH || view->ops[depth - 1].op != op)
+		return NULL;
+	return &view->ops[depth - 1];
+}
+
 void optrace_op_mode(uint64_t op, int mode, int reason)
 {
+	struct optrace_open_op *frame = open_frame(optrace_view_of(&optrace_thread), op);
+
+	if (frame) {
+		frame->mode = (uint8_t)(mode + 1);
+		frame->reason = (uint8_t)reason;
+	}
 	if (!op)
 		return;
 	if (OPTRACE_BATCH_ENABLED()) {
@@ -231,16 +260,19 @@ uint64_t optrace_task_launch(uint64_t op, const char *task_name, uint32_t points
 	struct thread_state *t = &optrace_thread;
 	uint64_t task, root = op;
 
+	struct optrace_thread_view *view = optrace_view_of(t);
+
 	if (!optrace_any_armed())
 		return 0;
-	if (t->depth)
-		root = t->stack[0];
+	if (view->depth)
+		root = view->ops[0].op;
 	task = next_id(&t->tasks, &next_task_block);
 	touch_string(task_name);
+	/* for a worker's batch and its view, which name the task themselves */
+	remember_task(task, task_name, view->depth && root ? t->root_name : NULL);
 	if (OPTRACE_BATCH_ENABLED()) {
 		struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_TASK_LAUNCH);
 
-		remember_task(task, task_name, t->depth && root ? t->root_name : NULL);
 		if (event) {
 			event->task_launch.points = points;
 			event->task_launch.task = task;
@@ -255,17 +287,41 @@ uint64_t optrace_task_launch(uint64_t op, const char *task_name, uint32_t points
 	return task;
 }
 
+/* A slot for a point that begins running on the thread (the oldest if all are used). */
+static struct optrace_running_point *free_point(struct optrace_thread_view *view)
+{
+	for (int i = 0; i < OPTRACE_VIEW_POINTS; i++) {
+		if (!view->points[i].used)
+			return &view->points[i];
+	}
+	return &view->points[0];
+}
+
 void optrace_task_begin(uint64_t task, uint32_t point, int variant, uint32_t processor)
 {
-	if (!task)
+	struct thread_state *t = &optrace_thread;
+	struct optrace_running_point *running = free_point(optrace_view_of(t));
+	const char *name = NULL, *root_name = NULL;
+	uint64_t now = 0;
+
+	/* Kept untraced too, for dump: a task launched untraced has id 0; a
+	 * point begun untraced reads no clock and looks no name up. */
+	running->task = task;
+	running->point = point;
+	running->variant = (uint8_t)variant;
+	running->processor = processor;
+	running->name = 0;
+	running->begin_ns = 0;
+	running->used = 1;
+	if (!task || !optrace_any_armed())
 		return;
+	recall_task(task, &name, &root_name);
+	running->name = (uintptr_t)name;
 	if (OPTRACE_BATCH_ENABLED()) {
-		struct thread_state *t = &optrace_thread;
 		struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_TASK_BEGIN);
-		const char *name, *root_name;
 
 		if (event) {
-			recall_task(task, &name, &root_name);
+			now = event->time_ns;
 			event->task_begin.variant = (uint8_t)variant;
 			event->task_begin.point = point;
 			event->task_begin.task = task;
@@ -277,10 +333,25 @@ void optrace_task_begin(uint64_t task, uint32_t point, int variant, uint32_t pro
 	}
 	if (OPTRACE_TASK_BEGIN_ENABLED())
 		OPTRACE_TASK_BEGIN(task, point, variant, processor);
+	running->begin_ns = now ?: optrace_now_ns();
+}
+
+/* The point's slot on this thread, if it began here. */
+static void point_ended(struct optrace_thread_view *view, uint64_t task, uint32_t point)
+{
+	for (int i = 0; i < OPTRACE_VIEW_POINTS; i++) {
+		struct optrace_running_point *running = &view->points[i];
+
+		if (running->used && running->task == task && running->point == point) {
+			running->used = 0;
+			return;
+		}
+	}
 }
 
 void optrace_task_end(uint64_t task, uint32_t point, int status)
 {
+	point_ended(optrace_view_of(&optrace_thread), task, point);
 	if (!task)
 		return;
 	if (OPTRACE_BATCH_ENABLED()) {
@@ -298,29 +369,41 @@ void optrace_task_end(uint64_t task, uint32_t point, int status)
 		OPTRACE_TASK_END(task, point, status);
 }
 
-/* wait_begin and wait_end: the same fields. */
-static void append_wait(uint8_t event_kind, uint64_t op, int kind)
+/* wait_begin and wait_end: the same fields. Returns the event's time, or 0. */
+static uint64_t append_wait(uint8_t event_kind, uint64_t op, int kind)
 {
 	struct thread_state *t = &optrace_thread;
 	struct optrace_event *event = optrace_batch_next(t, event_kind);
 
-	if (event) {
-		event->wait_begin.wait_kind = (uint8_t)kind;
-		event->wait_begin.op = op;
-		optrace_batch_commit(t, event);
-	}
+	if (!event)
+		return 0;
+	event->wait_begin.wait_kind = (uint8_t)kind;
+	event->wait_begin.op = op;
+	optrace_batch_commit(t, event);
+	return event->time_ns;
 }
 
 void optrace_wait_begin(uint64_t op, int kind)
 {
+	struct optrace_thread_view *view = optrace_view_of(&optrace_thread);
+	uint64_t now = 0;
+
+	view->wait_op = op;
+	view->wait_kind = (uint8_t)kind;
+	view->wait_begin_ns = 0;
+	view->waiting = 1;
+	if (!optrace_any_armed())
+		return;
 	if (OPTRACE_BATCH_ENABLED())
-		append_wait(OPTRACE_EVENT_WAIT_BEGIN, op, kind);
+		now = append_wait(OPTRACE_EVENT_WAIT_BEGIN, op, kind);
 	if (OPTRACE_WAIT_BEGIN_ENABLED())
 		OPTRACE_WAIT_BEGIN(op, kind);
+	view->wait_begin_ns = now ?: optrace_now_ns();
 }
 
 void optrace_wait_end(uint64_t op, int kind)
 {
+	optrace_view_of(&optrace_thread)->waiting = 0;
 	if (OPTRACE_BATCH_ENABLED())
 		append_wait(OPTRACE_EVENT_WAIT_END, op, kind);
 	if (OPTRACE_WAIT_END_ENABLED())

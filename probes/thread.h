@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * liboptrace's per-thread state: the op stack and the fast path's buffer.
- * It lives in initial-exec TLS so that reaching it is one instruction.
+ * liboptrace's per-thread state: the fast path's buffer, id blocks and the
+ * thread's view (its open operations, points and wait, which tracers read
+ * from outside). It lives in initial-exec TLS so that reaching it is one
+ * instruction; the view lives on the heap, where a reader can find it.
  */
 #ifndef OPTRACE_THREAD_H
 #define OPTRACE_THREAD_H
@@ -14,7 +16,7 @@
 #define OPTRACE_INTERNAL __attribute__((visibility("hidden")))
 
 /* Deeper operations are still traced; their parent is reported as 0. */
-#define OPTRACE_STACK_DEPTH 32
+#define OPTRACE_STACK_DEPTH OPTRACE_VIEW_DEPTH
 
 struct id_block {
 	uint64_t next;
@@ -23,16 +25,39 @@ struct id_block {
 
 /* Kept small: a dlopen()ed library's static TLS comes from a small surplus. */
 struct thread_state {
-	uint32_t depth;
-	uint32_t tid; /* set with the batch buffer */
+	struct optrace_thread_view *view; /* set up at the thread's first call */
+	uint32_t tid;			  /* set with the view or the batch buffer */
+	uint32_t reserved;
 	struct optrace_batch *batch;
 	const char *root_name; /* the depth-0 op's name, while it is traced */
 	struct id_block ops;
 	struct id_block tasks;
-	uint64_t stack[OPTRACE_STACK_DEPTH]; /* op ids, 0 while untraced */
 };
 
 extern __thread struct thread_state optrace_thread __attribute__((tls_model("initial-exec")))
 OPTRACE_INTERNAL;
+
+/* probes/view.c: the thread's view, set up on its first call (never NULL). */
+struct optrace_thread_view *optrace_view_setup(struct thread_state *t) OPTRACE_INTERNAL;
+
+static inline struct optrace_thread_view *optrace_view_of(struct thread_state *t)
+{
+	struct optrace_thread_view *view = t->view;
+
+	if (__builtin_expect(!view, 0))
+		view = optrace_view_setup(t);
+	return view;
+}
+
+/*
+ * probes/thread.c: the thread's exit and the process's forks reach the
+ * batch buffer and the view of every thread that called optrace_thread_watch().
+ */
+void optrace_thread_watch(struct thread_state *t) OPTRACE_INTERNAL;
+void optrace_batch_thread_exit(struct thread_state *t) OPTRACE_INTERNAL;
+void optrace_batch_before_fork(struct thread_state *t) OPTRACE_INTERNAL;
+void optrace_batch_in_child(struct thread_state *t) OPTRACE_INTERNAL;
+void optrace_view_thread_exit(struct thread_state *t) OPTRACE_INTERNAL;
+void optrace_view_in_child(struct thread_state *t) OPTRACE_INTERNAL;
 
 #endif /* OPTRACE_THREAD_H */

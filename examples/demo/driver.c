@@ -45,6 +45,7 @@ static struct env {
 	unsigned int procs;
 	bool forever;
 	unsigned int pause_ms; /* between rounds, with --forever */
+	unsigned int stall_ms; /* -w hang: 0, until SIGUSR1 */
 	const char *truth;
 	bool quiet;
 } env = {
@@ -91,10 +92,16 @@ enum {
 	OPT_FOREVER,
 	OPT_PAUSE,
 	OPT_TRUTH,
+	OPT_STALL_MS,
 };
 
 static const struct argp_option opts[] = {
-	{ "workload", 'w', "NAME", 0, "jacobi, stats, fallback or all (default all)", 0 },
+	{ "workload", 'w', "NAME", 0,
+	  "jacobi, stats, fallback or all (default all); hang: stalls on purpose (SIGUSR1 "
+	  "releases it)",
+	  0 },
+	{ "stall-ms", OPT_STALL_MS, "MS", 0,
+	  "With -w hang: the stall lasts MS milliseconds (default: until SIGUSR1)", 0 },
 	{ "size", 's', "N", 0, "Elements per array, at least 3 (default 100000)", 0 },
 	{ "iterations", 'i', "N", 0,
 	  "Jacobi sweeps; stats and fallback run once per 10 (default 50)", 0 },
@@ -149,6 +156,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			env.workloads = WORKLOAD_FALLBACK;
 		else if (!strcmp(arg, "all"))
 			env.workloads = WORKLOAD_ALL;
+		else if (!strcmp(arg, "hang"))
+			env.workloads = WORKLOAD_HANG;
 		else
 			argp_error(state, "unknown workload '%s'", arg);
 		break;
@@ -198,6 +207,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (!parse_number(state, arg, 0, 60000, &value))
 			env.pause_ms = (unsigned int)value;
 		break;
+	case OPT_STALL_MS:
+		if (!parse_number(state, arg, 1, 3600000, &value))
+			env.stall_ms = (unsigned int)value;
+		break;
 	case OPT_TRUTH:
 		env.truth = arg;
 		break;
@@ -233,6 +246,13 @@ static void on_signal(int sig)
 	errno = saved_errno;
 }
 
+/* -w hang: SIGUSR1 lets the stalled task point go on. */
+static void on_release(int sig)
+{
+	(void)sig;
+	demo_stall_release();
+}
+
 static bool should_stop(void)
 {
 	return __atomic_load_n(&stop_requested, __ATOMIC_RELAXED);
@@ -243,7 +263,11 @@ static int install_signals(void)
 	struct sigaction sa = { .sa_handler = on_signal };
 
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL)) {
+	struct sigaction release = { .sa_handler = on_release };
+
+	sigemptyset(&release.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ||
+	    sigaction(SIGUSR1, &release, NULL)) {
 		perror("optrace-demo: sigaction");
 		return -errno;
 	}
@@ -349,6 +373,8 @@ static void print_summary(const struct workload_summary *s, double seconds, unsi
 		fprintf(stderr,
 			"%s: fallback: %u passes, median %.6g, %u deliberate errors reported\n",
 			who, s->fallback_passes, s->fallback_median, s->fallback_errors_seen);
+	if (env.workloads & WORKLOAD_HANG)
+		fprintf(stderr, "%s: hang: %u passes, the first stalled\n", who, s->hang_passes);
 	if (gpus)
 		snprintf(gpu_procs, sizeof(gpu_procs), " + %u GPU", gpus);
 	fprintf(stderr,
@@ -442,6 +468,7 @@ static int run_process(void)
 			.iterations = env.iterations,
 			.forever = env.forever,
 			.pause_ms = env.pause_ms,
+			.stall_ms = env.stall_ms,
 			.should_stop = should_stop,
 		};
 

@@ -11,6 +11,8 @@
  *           float32 arrays.
  * fallback: sort, round with negative decimals, float16 arrays, median
  *           (MIXED), one deliberate length mismatch, between supported ops.
+ * hang:     the sort of the head of an arange, whose first pass stalls on
+ *           purpose (a job stuck, for optrace dump).
  */
 #include <math.h>
 #include <stdio.h>
@@ -415,6 +417,43 @@ cleanup:
 	return err;
 }
 
+/* ---- hang ---- */
+
+/*
+ * The first pass stalls: the Arange point that makes x spins on its worker
+ * (until SIGUSR1, or for --stall-ms), and the sort of x's head, small, a
+ * fallback the caller runs inline, waits for it inside demo.sort. Later
+ * passes (--forever) run free.
+ */
+static int hang_pass(const struct workload_params *params, size_t n,
+		     struct workload_summary *summary)
+{
+	static bool stalled;
+	struct held held = { 0 };
+	struct demo_array *x, *head, *sorted;
+	double value;
+	int err = -1;
+
+	if (!stalled) {
+		stalled = true;
+		demo_stall_task("Arange", params->stall_ms);
+	}
+	x = hold(&held, demo_arange(n, DEMO_FLOAT64));
+	head = x ? hold(&held, demo_slice(x, 0, 3)) : NULL;
+	sorted = head ? hold(&held, demo_sort(head)) : NULL;
+	if (!sorted) {
+		failed("sort of the head");
+		goto cleanup;
+	}
+	if (element(sorted, 2, "sorted head", &value) || check_close("sorted head[2]", value, 2, 0))
+		goto cleanup;
+	summary->hang_passes++;
+	err = 0;
+cleanup:
+	drop_all(&held);
+	return err;
+}
+
 /* ---- all of them ---- */
 
 static unsigned int blocks_of(unsigned int iterations)
@@ -441,6 +480,8 @@ static int run_round(const struct workload_params *params, struct workload_summa
 				return -1;
 			summary->fallback_passes++;
 		}
+		if ((params->kinds & WORKLOAD_HANG) && hang_pass(params, params->size, summary))
+			return -1;
 		demo_fence();
 	}
 	return 0;

@@ -11,6 +11,7 @@ enum workload_kind {
 	WORKLOAD_STATS = 1 << 1,
 	WORKLOAD_FALLBACK = 1 << 2,
 	WORKLOAD_ALL = WORKLOAD_JACOBI | WORKLOAD_STATS | WORKLOAD_FALLBACK,
+	WORKLOAD_HANG = 1 << 3, /* not in all: it stalls on purpose */
 };
 
 /* Jacobi sweeps per iteration block; stats and fallback run once a block. */
@@ -22,6 +23,7 @@ struct workload_params {
 	unsigned int iterations;
 	bool forever;	       /* repeat until should_stop() */
 	unsigned int pause_ms; /* between rounds, when forever */
+	unsigned int stall_ms; /* hang: how long the stall lasts, 0: until released */
 	bool (*should_stop)(void);
 };
 
@@ -39,6 +41,7 @@ struct workload_summary {
 	unsigned int fallback_passes;
 	double fallback_median;
 	unsigned int fallback_errors_seen; /* deliberate errors reported as such */
+	unsigned int hang_passes;
 };
 
 /* 0, or -1 after printing why to stderr (a wrong result, a failed call). */

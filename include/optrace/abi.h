@@ -19,9 +19,11 @@ extern "C" {
 
 /*
  * 1: the per-event probes. 2: the fast path (the batch probe and the event
- * layout below) beside them; every ABI 1 probe is unchanged.
+ * layout below) beside them; every ABI 1 probe is unchanged. 3: the thread
+ * views (struct optrace_thread_view), kept traced or not; nothing earlier
+ * changed.
  */
-#define OPTRACE_ABI_VERSION 2
+#define OPTRACE_ABI_VERSION 3
 
 /* How an operation ran (op_mode, argument 2). */
 enum optrace_mode {
@@ -312,6 +314,65 @@ struct optrace_batch_registry {
 	uint32_t magic;		 /* OPTRACE_BATCH_REGISTRY_MAGIC */
 	uint32_t flush_bound_us; /* a buffer's oldest event is at most this old */
 	uint64_t head;		 /* address of the newest struct optrace_batch, 0 if none */
+};
+
+/*
+ * What each thread is doing now, kept whether or not a tracer is attached, so
+ * that `optrace dump` can show a stuck process, one never traced included:
+ * its open operations, the task points running on it and its wait. The
+ * thread writes its own view with plain stores (no fence, no lock); a reader
+ * in another process (process_vm_readv) takes what it finds and checks it:
+ * a view can change while it is read. Times are CLOCK_MONOTONIC, 0 when no
+ * tracer was attached when the thing began (then nothing read the clock).
+ * Views are never freed: a thread's exit frees it for a later thread.
+ */
+#define OPTRACE_VIEW_MAGIC 0x4f545631u		/* "OTV1" */
+#define OPTRACE_VIEW_REGISTRY_MAGIC 0x4f545731u /* "OTW1" */
+#define OPTRACE_VIEW_DEPTH 32			/* operations shown; deeper ones are counted */
+#define OPTRACE_VIEW_POINTS 4			/* task points running on a thread at once */
+
+struct optrace_open_op {
+	uint64_t op;	   /* its id, 0 if untraced when it began */
+	uint64_t name;	   /* string addresses, as in the probes */
+	uint64_t callsite; /* 0 if none */
+	uint64_t begin_ns; /* 0 if untraced when it began */
+	uint8_t mode;	   /* enum optrace_mode + 1, 0 until announced */
+	uint8_t reason;	   /* enum optrace_mode_reason */
+	uint16_t reserved;
+	uint32_t reserved2;
+};
+
+struct optrace_running_point {
+	uint64_t task;	   /* its id, 0 if launched untraced */
+	uint64_t name;	   /* the task's name, 0 if unknown */
+	uint64_t begin_ns; /* 0 if untraced when it began */
+	uint32_t point;
+	uint32_t processor;
+	uint8_t variant; /* enum optrace_variant */
+	uint8_t used;	 /* 1 while the point runs */
+	uint16_t reserved;
+	uint32_t reserved2;
+};
+
+struct optrace_thread_view {
+	uint32_t magic;	   /* OPTRACE_VIEW_MAGIC */
+	uint32_t tid;	   /* the owning thread, 0 while the view is free */
+	uint64_t next;	   /* the registry's next view, 0 at the end */
+	uint32_t depth;	   /* operations open, OPTRACE_VIEW_DEPTH of them in ops */
+	uint8_t waiting;   /* 1 while a wait is in progress */
+	uint8_t wait_kind; /* enum optrace_wait_kind */
+	uint16_t reserved;
+	uint64_t wait_op;	/* the op the wait is for, 0 if none or untraced */
+	uint64_t wait_begin_ns; /* 0 if untraced when it began */
+	struct optrace_open_op ops[OPTRACE_VIEW_DEPTH]; /* outermost first */
+	struct optrace_running_point points[OPTRACE_VIEW_POINTS];
+};
+
+/* Every view the process ever set up: the exported symbol optrace_threads. */
+struct optrace_view_registry {
+	uint32_t magic;	    /* OPTRACE_VIEW_REGISTRY_MAGIC */
+	uint32_t view_size; /* sizeof(struct optrace_thread_view) */
+	uint64_t head;	    /* address of the newest view, 0 if none */
 };
 
 /*

@@ -24,6 +24,7 @@ static const struct {
 	{ "report", cmd_report, "a capture file's profile as text" },
 	{ "export", cmd_export, "a capture file's profile for Perfetto or Legion Prof" },
 	{ "serve", cmd_serve, "the aggregates of stat for Prometheus, over HTTP (/metrics)" },
+	{ "dump", cmd_dump, "what every thread of a process is doing now, for hung jobs" },
 };
 
 static void usage(FILE *out)

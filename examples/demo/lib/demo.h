@@ -67,6 +67,15 @@ void demo_runtime_stop(void);
 void demo_fence(void);
 
 /*
+ * The first point of task task_name (a string of the runtime's, such as
+ * "Arange") to begin from now on spins on its worker until
+ * demo_stall_release() (async-signal-safe) or for ms milliseconds (0:
+ * until released): a job stuck on purpose, for optrace dump.
+ */
+void demo_stall_task(const char *task_name, unsigned int ms);
+void demo_stall_release(void);
+
+/*
  * CUDA devices this process can use, or -1 with *why saying why none: this
  * build has no CUDA variant, or no GPU or driver was found. The first call
  * initializes CUDA: after a fork(), not before.

@@ -21,6 +21,7 @@
 #include "point.h"
 #include "probe.h"
 #include "sched.h"
+#include "stall.h"
 
 struct processor {
 	pthread_t thread;
@@ -51,6 +52,7 @@ static struct {
 static void run_point(const struct processor *proc, struct launch *l, uint32_t point)
 {
 	probe_task_begin(l->task_id, l->task_name, point, l->variant, proc->id);
+	stall_point(l->task_name, point);
 	if (l->variant == OPTRACE_VARIANT_GPU)
 		point_run_gpu(proc->gpu, l->work, point, l->op_name, l->root_name, l->task_name);
 	else

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * optrace dump: what every thread of a process is doing now, for a job that
+ * hangs or crawls. It attaches nothing and stops nothing: it reads
+ * liboptrace's thread views from the process's memory, so it works on a
+ * process stuck in a system call or spinning, and on one never traced.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "common/diag.h"
+#include "output/dump_print.h"
+#include "output/text_table.h"
+#include "trace/targets.h"
+#include "trace/tracer.h"
+#include "trace/view_read.h"
+
+#define MAX_PIDS 1024
+
+static struct {
+	pid_t pids[MAX_PIDS];
+	int pid_count;
+	bool all;
+	bool json;
+	bool idle;
+	bool wide;
+} env;
+
+static const char doc[] =
+	"Show what every thread of a process is doing now: its open operations (name, call\n"
+	"site, mode, how long open), the task points running on it and the wait it is in.\n"
+	"Nothing is attached and the process is not stopped: it works on a process stuck in\n"
+	"a system call or a spin loop, and on one never traced (ages then say so).\n"
+	"\n"
+	"USAGE: optrace dump [-a | -p PID...] [--json]\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    optrace dump -p 1234              # what process 1234 is doing now\n"
+	"    optrace dump -a                   # every process that maps liboptrace\n"
+	"    optrace dump -p 1234 --json       # the same as JSON\n"
+	"    srun --overlap optrace dump -a    # every rank of a Slurm job\n";
+
+enum {
+	OPT_JSON = 0x100,
+	OPT_IDLE,
+	OPT_WIDE,
+};
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID", 0, "A process to show (repeatable; a thread id names its process)",
+	  0 },
+	{ "all", 'a', NULL, 0, "Every process that maps liboptrace", 0 },
+	{ "json", OPT_JSON, NULL, 0, "JSON, one object per process in \"processes\"", 0 },
+	{ "idle", OPT_IDLE, NULL, 0, "List the threads with nothing open too", 0 },
+	{ "wide", OPT_WIDE, NULL, 0, "Lines as long as they are, not wrapped to the terminal", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'p':
+		if (env.pid_count == MAX_PIDS)
+			argp_error(state, "at most %d processes", MAX_PIDS);
+		env.pids[env.pid_count++] =
+			tracer_process_of((pid_t)tracer_parse_positive(arg, state, "a process id"));
+		return 0;
+	case 'a':
+		env.all = true;
+		return 0;
+	case OPT_JSON:
+		env.json = true;
+		return 0;
+	case OPT_IDLE:
+		env.idle = true;
+		return 0;
+	case OPT_WIDE:
+		env.wide = true;
+		return 0;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s': give processes with -p PID", arg);
+		return 0;
+	case ARGP_KEY_END:
+		if (!env.all == !env.pid_count)
+			argp_error(state, "give either -a or -p PID...");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+static int add_found(pid_t pid, const struct library *library, void *ctx)
+{
+	(void)library;
+	(void)ctx;
+	if (env.pid_count < MAX_PIDS)
+		env.pids[env.pid_count++] = pid;
+	return 0;
+}
+
+/* Why process pid could not be shown, as something to do about it. */
+static void say_why(pid_t pid, int err)
+{
+	switch (err) {
+	case -ESRCH:
+		diag("no process %d", pid);
+		break;
+	case -ENOENT:
+		diag("process %d does not map liboptrace: it is not an instrumented runtime", pid);
+		break;
+	case -ENOTSUP:
+		diag("process %d has a liboptrace older than thread views (ABI 3): rebuild the "
+		     "runtime against a newer liboptrace to dump it",
+		     pid);
+		break;
+	case -EPROTO:
+		diag("process %d: its liboptrace's thread registry makes no sense (overwritten "
+		     "memory?); nothing shown",
+		     pid);
+		break;
+	case -EPERM:
+	case -EACCES:
+		diag("cannot read process %d's memory: %s (run as root, or as its user with "
+		     "ptrace allowed)",
+		     pid, strerror(-err));
+		break;
+	default:
+		diag("cannot read process %d: %s", pid, strerror(-err));
+		break;
+	}
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
+	struct dump_options print = { 0 };
+	int failed = 0, shown = 0;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	if (env.all)
+		for_each_liboptrace_process(add_found, NULL);
+	if (env.all && !env.pid_count) {
+		diag("no process maps liboptrace now");
+		return 1;
+	}
+	print.width = text_output_width(stdout, env.wide || env.json);
+	print.idle_threads = env.idle;
+	if (env.json)
+		fputs("{\"processes\": [", stdout);
+	for (int i = 0; i < env.pid_count; i++) {
+		struct process_view view;
+		int err = view_read_process(env.pids[i], &view);
+
+		if (err) {
+			/* -a: a process that ended or was never ours since the scan is no error */
+			if (!env.all || (err != -ESRCH && err != -ENOENT)) {
+				say_why(env.pids[i], err);
+				failed++;
+			}
+			continue;
+		}
+		if (env.json) {
+			fputs(shown ? ",\n" : "\n", stdout);
+			dump_print_json(stdout, &view);
+		} else {
+			if (shown)
+				putchar('\n');
+			dump_print_text(stdout, &view, &print);
+		}
+		shown++;
+		process_view_free(&view);
+	}
+	if (env.json)
+		fputs("\n]}\n", stdout);
+	if (fflush(stdout)) {
+		diag("cannot write the output: %s", strerror(errno));
+		return 1;
+	}
+	return failed ? 1 : 0;
+}

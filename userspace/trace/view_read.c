@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "trace/batch_read.h"
+#include "trace/runtime_info.h"
+#include "trace/view_read.h"
+
+/* Views a registry may list: more is a loop or garbage. */
+#define MAX_VIEWS 65536
+/* Deeper than this is garbage, not a runtime's recursion. */
+#define MAX_DEPTH (1u << 20)
+
+static void read_comm(const char *path, char *comm, size_t size)
+{
+	FILE *file = fopen(path, "re");
+
+	if (!file || !fgets(comm, (int)size, file))
+		snprintf(comm, size, "?");
+	else
+		comm[strcspn(comm, "\n")] = '\0';
+	if (file)
+		fclose(file);
+}
+
+/* True if tid is a thread of process pid now; its name into comm. */
+static bool live_thread(pid_t pid, uint32_t tid, char *comm, size_t size)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", pid, tid);
+	if (access(path, F_OK))
+		return false;
+	read_comm(path, comm, size);
+	return true;
+}
+
+/* The threads of process pid now, to bound the walk; a guess if they cannot be counted. */
+static int thread_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *entry;
+	int count = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return MAX_VIEWS / 4;
+	while ((entry = readdir(dir)) && count < MAX_VIEWS / 4)
+		count += entry->d_name[0] != '.';
+	closedir(dir);
+	return count;
+}
+
+/* A string of the process: "" for none, "(unreadable)" where it cannot be read. */
+static void read_text(pid_t pid, uint64_t address, char *text, size_t size)
+{
+	bool truncated = false;
+
+	text[0] = '\0';
+	if (!address)
+		return;
+	if (process_read_string(pid, address, text, size, &truncated)) {
+		snprintf(text, size, "(unreadable)");
+		return;
+	}
+	if (truncated && size > 4)
+		memcpy(text + size - 4, "...", 4);
+}
+
+/* A time the view holds, kept if it can be one: not after the read, nor 0. */
+static uint64_t checked_time(const struct process_view *view, uint64_t ns)
+{
+	return ns && ns <= view->now_ns ? ns : 0;
+}
+
+static void take_ops(pid_t pid, const struct process_view *view,
+		     const struct optrace_thread_view *in, struct view_thread *out)
+{
+	out->depth = in->depth;
+	out->op_count = in->depth < OPTRACE_VIEW_DEPTH ? in->depth : OPTRACE_VIEW_DEPTH;
+	for (size_t i = 0; i < out->op_count; i++) {
+		const struct optrace_open_op *op = &in->ops[i];
+		struct view_op *o = &out->ops[i];
+
+		o->id = op->op;
+		o->begin_ns = checked_time(view, op->begin_ns);
+		o->mode = op->mode ? op->mode - 1 : -1;
+		o->reason = op->reason;
+		read_text(pid, op->name, o->name, sizeof(o->name));
+		if (!o->name[0])
+			snprintf(o->name, sizeof(o->name), "(unnamed)");
+		read_text(pid, op->callsite, o->callsite, sizeof(o->callsite));
+	}
+}
+
+static void take_points(pid_t pid, const struct process_view *view,
+			const struct optrace_thread_view *in, struct view_thread *out)
+{
+	out->point_count = 0;
+	for (int i = 0; i < OPTRACE_VIEW_POINTS; i++) {
+		const struct optrace_running_point *p = &in->points[i];
+		struct view_point *o = &out->points[out->point_count];
+
+		if (p->used != 1)
+			continue;
+		o->task = p->task;
+		o->begin_ns = checked_time(view, p->begin_ns);
+		o->point = p->point;
+		o->processor = p->processor;
+		o->variant = p->variant;
+		read_text(pid, p->name, o->name, sizeof(o->name));
+		out->point_count++;
+	}
+}
+
+/* One view at address into out; 1 if it is a live thread's, 0 if free or gone, -EPROTO. */
+static int take_view(pid_t pid, struct process_view *view, uint64_t address,
+		     struct optrace_thread_view *in, struct view_thread *out)
+{
+	if (process_read(pid, address, in, sizeof(*in)))
+		return -EPROTO;
+	if (in->magic != OPTRACE_VIEW_MAGIC)
+		return -EPROTO;
+	if (!in->tid || !live_thread(pid, in->tid, out->comm, sizeof(out->comm)))
+		return 0;
+	if (in->depth > MAX_DEPTH) {
+		view->rejected++;
+		return 0;
+	}
+	out->tid = in->tid;
+	take_ops(pid, view, in, out);
+	take_points(pid, view, in, out);
+	out->waiting = in->waiting == 1;
+	out->wait_kind = in->wait_kind;
+	out->wait_op = in->wait_op;
+	out->wait_begin_ns = checked_time(view, in->wait_begin_ns);
+	return 1;
+}
+
+/* Keeps one view per thread: a hostile registry may list a thread twice. */
+static bool seen_thread(const struct process_view *view, uint32_t tid)
+{
+	for (size_t i = 0; i < view->thread_count; i++) {
+		if (view->threads[i].tid == tid)
+			return true;
+	}
+	return false;
+}
+
+static int by_tid(const void *a, const void *b)
+{
+	uint32_t x = ((const struct view_thread *)a)->tid, y = ((const struct view_thread *)b)->tid;
+
+	return (x > y) - (x < y);
+}
+
+int view_read_process(pid_t pid, struct process_view *view)
+{
+	struct optrace_view_registry registry;
+	struct optrace_runtime_info info;
+	struct optrace_thread_view *in = NULL;
+	uint64_t address = 0;
+	char path[64];
+	int err, limit;
+
+	memset(view, 0, sizeof(*view));
+	view->pid = pid;
+	view->rank = -1;
+	err = liboptrace_symbol_address(pid, "optrace_threads", &address);
+	if (err)
+		return err == -ENOENT &&
+				       !liboptrace_symbol_address(pid, "optrace_runtime", &address)
+			       ? -ENOTSUP
+			       : err;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	read_comm(path, view->comm, sizeof(view->comm));
+	if (!runtime_info_read(pid, &info)) {
+		view->rank = info.rank;
+		view->rank_count = info.rank_count;
+	}
+	err = process_read(pid, address, &registry, sizeof(registry));
+	if (err)
+		return err == -EFAULT ? -EPROTO : err;
+	if (registry.magic != OPTRACE_VIEW_REGISTRY_MAGIC || registry.view_size != sizeof(*in))
+		return -EPROTO;
+	/* As batch_read.c's walk: a few times the threads, else a loop a hostile process made. */
+	limit = 4 * thread_count(pid) + 64;
+	in = malloc(sizeof(*in));
+	view->threads = calloc((size_t)limit, sizeof(*view->threads));
+	if (!in || !view->threads) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	view->now_ns = clock_ns(CLOCK_MONOTONIC);
+	address = registry.head;
+	for (int i = 0; address && i < limit; i++) {
+		struct view_thread *out = &view->threads[view->thread_count];
+		int taken = take_view(pid, view, address, in, out);
+
+		if (taken < 0) {
+			view->rejected++;
+			break;
+		}
+		if (taken && !seen_thread(view, out->tid))
+			view->thread_count++;
+		else
+			memset(out, 0, sizeof(*out));
+		if (in->next == address)
+			break;
+		address = in->next;
+	}
+	/* the process's first thread first, then as they were made */
+	qsort(view->threads, view->thread_count, sizeof(*view->threads), by_tid);
+	err = 0;
+cleanup:
+	free(in);
+	if (err)
+		process_view_free(view);
+	return err;
+}
+
+void process_view_free(struct process_view *view)
+{
+	free(view->threads);
+	view->threads = NULL;
+	view->thread_count = 0;
+}
+
+bool view_thread_idle(const struct view_thread *thread)
+{
+	return !thread->depth && !thread->point_count && !thread->waiting;
+}
+
+bool view_age(const struct process_view *view, uint64_t begin_ns, uint64_t *age_ns)
+{
+	if (!begin_ns || begin_ns > view->now_ns)
+		return false;
+	*age_ns = view->now_ns - begin_ns;
+	return true;
+}
+
+void process_view_oldest(const struct process_view *view, uint64_t *op_age_ns,
+			 uint64_t *point_age_ns)
+{
+	*op_age_ns = 0;
+	*point_age_ns = 0;
+	for (size_t t = 0; t < view->thread_count; t++) {
+		const struct view_thread *thread = &view->threads[t];
+		uint64_t age;
+
+		for (size_t i = 0; i < thread->op_count; i++) {
+			if (view_age(view, thread->ops[i].begin_ns, &age) && age > *op_age_ns)
+				*op_age_ns = age;
+		}
+		for (size_t i = 0; i < thread->point_count; i++) {
+			if (view_age(view, thread->points[i].begin_ns, &age) && age > *point_age_ns)
+				*point_age_ns = age;
+		}
+	}
+}
