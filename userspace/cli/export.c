@@ -16,6 +16,7 @@
 #include "output/chrome.h"
 #include "output/gpu_tables.h"
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "output/legion_export.h"
 #include "output/legion_prof.h"
 #include "output/perfetto.h"
@@ -27,11 +28,9 @@ static struct {
 	bool perfetto;
 	bool legion;
 	const char *output;
-	bool show_helpers;
 	bool internal;
 	bool python;
 	uint32_t legion_version;
-	const char *gpu_file;
 	char *paths[64];
 	int path_count;
 } env;
@@ -58,14 +57,12 @@ enum {
 	OPT_CHROME = 0x100,
 	OPT_PERFETTO,
 	OPT_LEGION,
-	OPT_SHOW_HELPERS,
 	OPT_INTERNAL,
 	OPT_LEGION_VERSION,
 	OPT_PYTHON,
-	OPT_GPU,
-	OPT_FORCE,
 };
 
+/* The rest of export's flags: cli/common_flags.c. */
 static const struct argp_option options[] = {
 	{ "chrome", OPT_CHROME, NULL, 0, "Chrome trace JSON", 0 },
 	{ "perfetto", OPT_PERFETTO, NULL, 0,
@@ -77,13 +74,8 @@ static const struct argp_option options[] = {
 	  "Legion: show issuing threads as Python processors (cuPyNumeric)", 0 },
 	{ "output", 'o', "PATH", 0,
 	  "The file (--chrome, --perfetto) or directory (--legion) to write", 0 },
-	{ "force", OPT_FORCE, NULL, 0,
-	  "Write into a folder another user can change, or through a symbolic link to one", 0 },
-	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "Nested operations too", 0 },
 	{ "internal", OPT_INTERNAL, NULL, 0,
 	  "Legion, with --show-helpers: helpers' library-internal call sites too", 0 },
-	{ "gpu", OPT_GPU, "FILE", 0,
-	  "GPU activity written by liboptrace-cupti to OPTRACE_GPU_FILE, merged in", 0 },
 	{},
 };
 
@@ -99,23 +91,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_LEGION:
 		env.legion = true;
 		return 0;
-	case OPT_FORCE:
-		out_file_allow_shared(true);
-		return 0;
 	case 'o':
 		env.output = arg;
-		return 0;
-	case OPT_SHOW_HELPERS:
-		env.show_helpers = true;
 		return 0;
 	case OPT_INTERNAL:
 		env.internal = true;
 		return 0;
 	case OPT_PYTHON:
 		env.python = true;
-		return 0;
-	case OPT_GPU:
-		env.gpu_file = arg;
 		return 0;
 	case OPT_LEGION_VERSION:
 		if (strcmp(arg, "1008") && strcmp(arg, "1007"))
@@ -132,7 +115,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "give one format: --chrome, --perfetto or --legion");
 		if (!env.output)
 			argp_error(state, "give the output with -o");
-		if (env.internal && !env.show_helpers)
+		if (env.internal && !common_flags.show_helpers)
 			argp_error(state,
 				   "--internal shows helpers' call sites: give --show-helpers "
 				   "too");
@@ -151,8 +134,8 @@ static int inputs(const char **paths)
 
 	for (int i = 0; i < env.path_count; i++)
 		paths[count++] = env.paths[i];
-	if (env.gpu_file)
-		paths[count++] = env.gpu_file;
+	if (common_flags.gpu_file)
+		paths[count++] = common_flags.gpu_file;
 	return count;
 }
 
@@ -166,9 +149,10 @@ static int timeline_begin(struct timeline *timeline, FILE *out, uint64_t base_ns
 			  struct profile_consumer *consumer)
 {
 	if (env.perfetto)
-		return perfetto_writer_begin(&timeline->perfetto, out, base_ns, env.show_helpers,
-					     consumer);
-	return chrome_writer_begin(&timeline->chrome, out, base_ns, env.show_helpers, consumer);
+		return perfetto_writer_begin(&timeline->perfetto, out, base_ns,
+					     common_flags.show_helpers, consumer);
+	return chrome_writer_begin(&timeline->chrome, out, base_ns, common_flags.show_helpers,
+				   consumer);
 }
 
 static int timeline_end(struct timeline *timeline)
@@ -199,8 +183,8 @@ static int export_timeline(void)
 
 	profile_init(&profile, NULL);
 	err = replay_open_many(&replay, (const char *const *)env.paths, (size_t)env.path_count);
-	if (!err && env.gpu_file)
-		err = replay_add_gpu_file(&replay, env.gpu_file);
+	if (!err && common_flags.gpu_file)
+		err = replay_add_gpu_file(&replay, common_flags.gpu_file);
 	if (err)
 		goto cleanup;
 	fd = out_file_open(&output, env.output, 0, input_paths, inputs(input_paths));
@@ -255,7 +239,14 @@ cleanup:
 
 int cmd_export(int argc, char **argv)
 {
-	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
+	const struct argp_child children[] = {
+		{ common_flags_argp(COMMON_SHOW_HELPERS | COMMON_FORCE | COMMON_GPU_FILE), 0, NULL,
+		  0 },
+		{},
+	};
+	const struct argp argp = {
+		.options = options, .parser = parse_arg, .doc = doc, .children = children
+	};
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
@@ -266,10 +257,10 @@ int cmd_export(int argc, char **argv)
 		struct legion_export_options options = {
 			.directory = env.output,
 			.version = env.legion_version ? env.legion_version : LEGION_PROF_VERSION,
-			.show_helpers = env.show_helpers,
+			.show_helpers = common_flags.show_helpers,
 			.internal = env.internal,
 			.python = env.python,
-			.gpu_file = env.gpu_file,
+			.gpu_file = common_flags.gpu_file,
 			.inputs = input_paths,
 			.input_count = inputs(input_paths),
 		};

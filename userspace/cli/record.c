@@ -29,6 +29,7 @@
 #include "trace/batch_read.h"
 #include "capture/capture.h"
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "trace/setup.h"
 #include "common/outfile.h"
 #include "bpf/events.h"
@@ -50,11 +51,8 @@
 static struct {
 	const char *output;
 	char output_buffer[PATH_MAX]; /* -o's name, %h expanded */
-	long duration_ms;
 	long ringbuf_mb;
-	bool quiet;
 	bool no_gpu;
-	bool cuda;
 } env = {
 	.output = "optrace.capture",
 	/* A fast loop's burst (3.8 M events/s, 28 MiB of batches in 0.16 s) fits. */
@@ -101,25 +99,15 @@ static const char doc[] =
 enum {
 	OPT_RINGBUF = 0x100,
 	OPT_NO_GPU,
-	OPT_CUDA,
-	OPT_FORCE,
 };
 
+/* The rest of record's flags: cli/common_flags.c. */
 static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "The capture file (default: optrace.capture)", 0 },
-	{ "force", OPT_FORCE, NULL, 0,
-	  "Write into a folder another user can change, or through a symbolic link to one", 0 },
-	{ "duration", 'd', "TIME", 0, "Stop after TIME (seconds, or 500ms, 2m, 1h)", 0 },
 	{ "ringbuf", OPT_RINGBUF, "MiB", 0,
 	  "Ring buffer size, a power of two (default 64): raise it if events are lost", 0 },
-	{ "cuda", OPT_CUDA, NULL, 0,
-	  "Load liboptrace-cupti, for the GPU activity: into -- COMMAND (CUDA_INJECTION64_PATH), "
-	  "or into each running -p PID (through ptrace) that has not got it",
-	  0 },
 	{ "no-gpu", OPT_NO_GPU, NULL, 0,
 	  "Leave the optrace_gpu probes alone: liboptrace-cupti stays dormant", 0 },
-	{ "quiet", 'q', NULL, 0, "No live status line", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
 	{},
 };
 
@@ -165,17 +153,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	long value;
 
 	switch (key) {
-	case OPT_FORCE:
-		out_file_allow_shared(true);
-		return 0;
 	case 'o':
 		if (expand_output(arg, env.output_buffer, sizeof(env.output_buffer)))
 			argp_error(state, "-o takes %%h (this host's short name) and %%%% (a %%) "
 					  "in its name, nothing else after a %%");
 		env.output = env.output_buffer;
-		return 0;
-	case 'd':
-		env.duration_ms = tracer_parse_duration_ms(arg, state, "duration");
 		return 0;
 	case OPT_RINGBUF:
 		value = tracer_parse_positive(arg, state, "ring buffer size");
@@ -186,20 +168,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_GPU:
 		env.no_gpu = true;
 		return 0;
-	case OPT_CUDA:
-		env.cuda = true;
-		return 0;
-	case 'q':
-		env.quiet = true;
-		return 0;
-	case 'v':
-		verbose++;
-		return 0;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s' (a command goes after --)", arg);
 		return 0;
 	case ARGP_KEY_END:
-		if (env.cuda && env.no_gpu)
+		if (common_flags.cuda && env.no_gpu)
 			argp_error(state, "--cuda records GPU activity, --no-gpu leaves it out: "
 					  "give one of them");
 		return 0;
@@ -592,8 +565,9 @@ static void record_loop(struct recorder *r)
 				print_status(r, r->losses, seconds_since(r->start_ns), false);
 		}
 		/* By the clock: draining a busy ring buffer makes ticks longer. */
-		if (env.duration_ms &&
-		    clock_ns(CLOCK_MONOTONIC) - r->start_ns >= (uint64_t)env.duration_ms * 1000000)
+		if (common_flags.duration_ms &&
+		    clock_ns(CLOCK_MONOTONIC) - r->start_ns >=
+			    (uint64_t)common_flags.duration_ms * 1000000)
 			break;
 		if (elapsed_ms % 100 == 0 && !tracer_alive(r->tracer))
 			break;
@@ -668,7 +642,7 @@ static int close_capture(struct recorder *r, int err)
 	if (close_err && !err && !r->error)
 		diag("cannot finish %s: %s", out_file_name(&r->output), strerror(-close_err));
 	err = err ?: r->error ?: close_err;
-	if (!env.quiet) {
+	if (!common_flags.quiet) {
 		if (r->live)
 			fputc('\r', stderr);
 		print_status(r, losses, seconds_since(r->start_ns), true);
@@ -676,7 +650,7 @@ static int close_capture(struct recorder *r, int err)
 	/* This run's capture, even cut short by a full disk: it says what it lost. */
 	close_err = out_file_commit(&r->output);
 	err = err ?: close_err;
-	if (!close_err && !env.quiet)
+	if (!close_err && !common_flags.quiet)
 		diag("wrote %s", env.output);
 	/* An empty capture is not a success to keep quiet about. */
 	if (!close_err && !r->events)
@@ -688,8 +662,14 @@ static int close_capture(struct recorder *r, int err)
 
 int cmd_record(int argc, char **argv)
 {
-	static const struct argp_child children[] = { { &tracer_argp, 0, "Targets:", 1 }, {} };
-	static const struct argp argp = {
+	const struct argp_child children[] = {
+		{ common_flags_argp(COMMON_QUIET | COMMON_VERBOSE | COMMON_DURATION | COMMON_CUDA |
+				    COMMON_FORCE),
+		  0, NULL, 0 },
+		{ &tracer_argp, 0, "Targets:", 1 },
+		{},
+	};
+	const struct argp argp = {
 		.options = options, .parser = parse_arg, .doc = doc, .children = children
 	};
 	struct recorder recorder = { 0 };
@@ -703,7 +683,7 @@ int cmd_record(int argc, char **argv)
 	parse_argc = tracer_split_command(argc, argv);
 	if (parse_argc < 0 || argp_parse(&argp, parse_argc, argv, 0, NULL, NULL))
 		return 2;
-	recorder.live = !env.quiet && isatty(STDERR_FILENO);
+	recorder.live = !common_flags.quiet && isatty(STDERR_FILENO);
 
 	libbpf_set_print(libbpf_print);
 	recorder.skel = record_bpf__open();
@@ -716,8 +696,8 @@ int cmd_record(int argc, char **argv)
 		cuda_skip_programs(recorder.skel->obj);
 	err = bpf_map__set_max_entries(recorder.skel->maps.events, (__u32)(env.ringbuf_mb << 20));
 	err = err ?: tracer_prepare(&tracer, recorder.skel->obj);
-	if (!err && env.cuda)
-		err = cuda_prepare(env.quiet, false);
+	if (!err && common_flags.cuda)
+		err = cuda_prepare(common_flags.quiet, false);
 	if (err)
 		goto cleanup;
 	err = tracer_loaded(record_bpf__load(recorder.skel));
@@ -742,14 +722,14 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	recording = true;
-	if (!tracer_options.command && !env.quiet)
+	if (!tracer_options.command && !common_flags.quiet)
 		fprintf(stderr, "Recording to %s... Hit Ctrl-C to end.\n", env.output);
 	recorder.start_ns = clock_ns(CLOCK_MONOTONIC);
 	record_loop(&recorder);
 	stop_instant(&recorder);
 
 cleanup:
-	tracer.quiet = env.quiet;
+	tracer.quiet = common_flags.quiet;
 	status = tracer_finish(&tracer, tracer_exiting);
 	if (recorder.ring)
 		ring_buffer__consume(recorder.ring);

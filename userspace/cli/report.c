@@ -15,6 +15,7 @@
 #include "common/outfile.h"
 #include "capture/capture.h"
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "output/json.h"
 #include "model/profile.h"
 #include "model/replay.h"
@@ -31,10 +32,8 @@ static struct {
 	bool dump_records;
 	bool by_site;
 	bool internal;
-	const char *gpu_file;
 	const char *output; /* -o: written whole, or left as it was */
 	struct stat_print_options print;
-	bool wide;
 } env;
 
 static const char doc[] =
@@ -54,31 +53,18 @@ static const char doc[] =
 	"debugging\n";
 
 enum {
-	OPT_JSON = 0x100,
-	OPT_SHOW_HELPERS,
-	OPT_DUMP,
+	OPT_DUMP = 0x100,
 	OPT_BY_SITE,
 	OPT_INTERNAL,
-	OPT_GPU,
-	OPT_FORCE,
-	OPT_WIDE,
 };
 
+/* The rest of report's flags: cli/common_flags.c. */
 static const struct argp_option options[] = {
-	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
-	  0 },
-	{ "json", OPT_JSON, NULL, 0, "Print JSON, as optrace stat --json does", 0 },
-	{ "wide", OPT_WIDE, NULL, 0,
-	  "Every column, lines as long as they are (else the terminal's width, COLUMNS or 80)", 0 },
 	{ "output", 'o', "OUTPUT", 0, "Write the report to OUTPUT instead of stdout", 0 },
-	{ "force", OPT_FORCE, NULL, 0,
-	  "Write into a folder another user can change, or through a symbolic link to one", 0 },
 	{ "by-site", OPT_BY_SITE, NULL, 0,
 	  "One row per call site of each operation the user called", 0 },
 	{ "internal", OPT_INTERNAL, NULL, 0,
 	  "Helpers split by their library-internal call sites (implies --show-helpers)", 0 },
-	{ "gpu", OPT_GPU, "FILE", 0,
-	  "GPU activity written by liboptrace-cupti to OPTRACE_GPU_FILE, merged in", 0 },
 	{ "dump", OPT_DUMP, "records", OPTION_ARG_OPTIONAL,
 	  "Print the file's header and chunks (=records: and every record) instead", 0 },
 	{},
@@ -87,27 +73,11 @@ static const struct argp_option options[] = {
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
-	case OPT_SHOW_HELPERS:
-		env.print.show_helpers = true;
-		return 0;
-	case OPT_JSON:
-		env.print.json = true;
-		return 0;
 	case OPT_BY_SITE:
 		env.by_site = true;
 		return 0;
 	case OPT_INTERNAL:
 		env.internal = true;
-		env.print.show_helpers = true;
-		return 0;
-	case OPT_GPU:
-		env.gpu_file = arg;
-		return 0;
-	case OPT_WIDE:
-		env.wide = true;
-		return 0;
-	case OPT_FORCE:
-		out_file_allow_shared(true);
 		return 0;
 	case 'o':
 		env.output = arg;
@@ -280,7 +250,15 @@ static void lost_note(const struct replay *replay, char *text, size_t size)
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct argp argp = { .options = options, .parser = parse_arg, .doc = doc };
+	const struct argp_child children[] = {
+		{ common_flags_argp(COMMON_JSON | COMMON_WIDE | COMMON_SHOW_HELPERS | COMMON_FORCE |
+				    COMMON_GPU_FILE),
+		  0, NULL, 0 },
+		{},
+	};
+	const struct argp argp = {
+		.options = options, .parser = parse_arg, .doc = doc, .children = children
+	};
 	struct profile_consumer consumer;
 	struct report_builder builder;
 	struct replay replay = { 0 };
@@ -293,14 +271,16 @@ int cmd_report(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
+	env.print.json = common_flags.json;
+	env.print.show_helpers = common_flags.show_helpers || env.internal;
 	if (env.output) {
 		const char *inputs[REPLAY_SOURCES_MAX + 1];
 		int fd;
 
 		memcpy(inputs, env.paths, env.path_count * sizeof(inputs[0]));
-		inputs[env.path_count] = env.gpu_file;
+		inputs[env.path_count] = common_flags.gpu_file;
 		fd = out_file_open(&output, env.output, 0, inputs,
-				   (int)env.path_count + (env.gpu_file ? 1 : 0));
+				   (int)env.path_count + (common_flags.gpu_file ? 1 : 0));
 
 		if (fd < 0)
 			return 1;
@@ -319,13 +299,13 @@ int cmd_report(int argc, char **argv)
 			diag("cannot read %s: %s", env.path, strerror(-err));
 		goto finish;
 	}
-	env.print.width = text_output_width(out, env.wide);
+	env.print.width = text_output_width(out, common_flags.wide);
 	report_builder_init(&builder, &consumer, env.by_site, env.internal);
 	builder.gpu.show_helpers = env.print.show_helpers;
 	profile_init(&profile, &consumer);
 	err = replay_open_many(&replay, env.paths, env.path_count);
-	if (!err && env.gpu_file)
-		err = replay_add_gpu_file(&replay, env.gpu_file);
+	if (!err && common_flags.gpu_file)
+		err = replay_add_gpu_file(&replay, common_flags.gpu_file);
 	err = err ?: replay_run(&replay, &profile);
 	if (err)
 		goto cleanup;

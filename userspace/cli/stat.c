@@ -20,6 +20,7 @@
 #include "common/diag.h"
 #include "common/outfile.h"
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "trace/setup.h"
 #include "stat.skel.h"
 #include "cli/cuda.h"
@@ -35,14 +36,10 @@
 static struct {
 	long interval_ms; /* 0: print once, at the end */
 	int count;	  /* intervals to print; 0: until stopped */
-	long duration_ms;
 	struct stat_print_options print;
-	bool wide;
 	bool top;	    /* optrace top: a live screen */
-	bool cuda;	    /* GPU activity too */
 	bool cumulative;    /* top: totals since start, not per interval */
 	bool timestamps;    /* -T: each interval's report starts with the time */
-	bool quiet;	    /* -q: nothing on stderr but errors */
 	const char *output; /* -o: the reports go there, not to stdout */
 	FILE *out;
 	int printed; /* reports printed so far */
@@ -86,49 +83,21 @@ static const char top_doc[] =
 	"    optrace top -p 1234 -d 60  # for a minute\n"
 	"    optrace top --cuda -p 1234 # with GPU time\n";
 
-enum {
-	OPT_JSON = 0x100,
-	OPT_SHOW_HELPERS,
-	OPT_CUDA,
-	OPT_FORCE,
-	OPT_WIDE,
-};
-
+/* The rest of stat's and top's flags: cli/common_flags.c. */
 static const struct argp_option stat_options[] = {
-	{ "duration", 'd', "TIME", 0, "Stop after TIME (seconds, or 500ms, 2m, 1h)", 0 },
-	{ "json", OPT_JSON, NULL, 0, "Print JSON for machines", 0 },
-	{ "wide", OPT_WIDE, NULL, 0,
-	  "Every column, lines as long as they are (else the terminal's width, COLUMNS or 80)", 0 },
-	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
-	  0 },
 	{ "output", 'o', "FILE", 0,
 	  "Write the reports to FILE (a command's own output stays on "
 	  "stdout)",
 	  0 },
-	{ "force", OPT_FORCE, NULL, 0,
-	  "Write into a folder another user can change, or through a symbolic link to one", 0 },
 	{ "timestamp", 'T', NULL, 0, "Start each interval's report with the time", 0 },
-	{ "cuda", OPT_CUDA, NULL, 0,
-	  "GPU kernels, copies and their device time per operation and variant "
-	  "(loads liboptrace-cupti into -p processes that lack it)",
-	  0 },
-	{ "quiet", 'q', NULL, 0, "Print nothing on stderr but errors", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
 	{},
 };
 
 static const struct argp_option top_options[] = {
-	{ "duration", 'd', "TIME", 0, "Stop after TIME (seconds, or 500ms, 2m, 1h)", 0 },
 	{ "batch", 'b', NULL, 0,
 	  "Plain text per interval, no escape codes (as top -b; also when stdout is no terminal)",
 	  0 },
-	{ "wide", OPT_WIDE, NULL, 0, "In batch mode, every column and lines as long as they are",
-	  0 },
 	{ "cumulative", 'C', NULL, 0, "Totals since start instead of per interval", 0 },
-	{ "cuda", OPT_CUDA, NULL, 0, "GPU device time per operation (loads liboptrace-cupti)", 0 },
-	{ "show-helpers", OPT_SHOW_HELPERS, NULL, 0, "List nested operations under their callers",
-	  0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's messages (twice: its debug log)", 0 },
 	{},
 };
 
@@ -137,41 +106,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	static int positional;
 
 	switch (key) {
-	case 'd':
-		env.duration_ms = tracer_parse_duration_ms(arg, state, "duration");
-		return 0;
-	case 'v':
-		verbose++;
-		return 0;
 	case 'C':
 		env.cumulative = true;
 		return 0;
 	case 'b':
 		screen.batch = true;
 		return 0;
-	case OPT_WIDE:
-		env.wide = true;
-		return 0;
-	case OPT_FORCE:
-		out_file_allow_shared(true);
-		return 0;
 	case 'o':
 		env.output = arg;
 		return 0;
 	case 'T':
 		env.timestamps = true;
-		return 0;
-	case 'q':
-		env.quiet = true;
-		return 0;
-	case OPT_JSON:
-		env.print.json = true;
-		return 0;
-	case OPT_SHOW_HELPERS:
-		env.print.show_helpers = true;
-		return 0;
-	case OPT_CUDA:
-		env.cuda = true;
 		return 0;
 	case ARGP_KEY_ARG:
 		if (positional == 0)
@@ -268,10 +213,10 @@ static int print_snapshot(struct stat_bpf *skel, bool clear)
 			strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&now));
 			fprintf(env.out, "%s\n", stamp);
 		}
-		env.print.width = text_output_width(env.out, env.wide);
+		env.print.width = text_output_width(env.out, common_flags.wide);
 		stat_print(env.out, &snapshot, &env.print);
 		fflush(env.out);
-		if (!snapshot.op_count && !snapshot.task_count && !env.quiet)
+		if (!snapshot.op_count && !snapshot.task_count && !common_flags.quiet)
 			hint_children();
 	}
 	env.printed++;
@@ -290,6 +235,8 @@ static int run(int argc, char **argv, const struct argp *argp)
 	parse_argc = tracer_split_command(argc, argv);
 	if (parse_argc < 0 || argp_parse(argp, parse_argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
+	env.print.json = common_flags.json;
+	env.print.show_helpers = common_flags.show_helpers;
 	if (env.top && !env.interval_ms)
 		env.interval_ms = 1000;
 	env.out = stdout;
@@ -313,15 +260,15 @@ static int run(int argc, char **argv, const struct argp *argp)
 	if (!skel)
 		return 1;
 	tracer_now = &tracer;
-	err = stat_attach(&tracer, skel, env.cuda, env.quiet || env.top);
+	err = stat_attach(&tracer, skel, common_flags.cuda, common_flags.quiet || env.top);
 	if (err)
 		goto cleanup;
-	if (!env.print.json && !tracer_options.command && !env.top && !env.quiet)
+	if (!env.print.json && !tracer_options.command && !env.top && !common_flags.quiet)
 		fprintf(stderr, "Tracing... %s\n",
 			env.interval_ms ? "Hit Ctrl-C to end." : "Hit Ctrl-C to end and print.");
 	if (env.top) {
 		screen.print = env.print;
-		screen.print.width = text_output_width(stdout, env.wide);
+		screen.print.width = text_output_width(stdout, common_flags.wide);
 		screen.interval_ms = env.interval_ms;
 		screen.cumulative = env.cumulative;
 		top_screen_start(&screen);
@@ -333,7 +280,7 @@ static int run(int argc, char **argv, const struct argp *argp)
 		nanosleep(&tick, NULL);
 		elapsed_ms += TICK_MS;
 		since_print_ms += TICK_MS;
-		if (env.duration_ms && elapsed_ms >= env.duration_ms)
+		if (common_flags.duration_ms && elapsed_ms >= common_flags.duration_ms)
 			break;
 		if (!tracer_alive(&tracer))
 			break;
@@ -354,7 +301,7 @@ static int run(int argc, char **argv, const struct argp *argp)
 	/* top's screen is already up to date; stat prints what it counted. */
 	if (!env.top) {
 		skel->data->stop_ns = tracer_now_ns(); /* nothing after the stop counts */
-		if (env.cuda)
+		if (common_flags.cuda)
 			cuda_linger(&tracer);
 		err = print_snapshot(skel, env.interval_ms != 0);
 	}
@@ -362,8 +309,8 @@ static int run(int argc, char **argv, const struct argp *argp)
 cleanup:
 	if (env.top)
 		top_screen_stop(&screen);
-	tracer.quiet = env.quiet;
-	status = tracer_finish(&tracer, tracer_exiting || env.quiet);
+	tracer.quiet = common_flags.quiet;
+	status = tracer_finish(&tracer, tracer_exiting || common_flags.quiet);
 	if (env.out && env.out != stdout) {
 		if (fclose(env.out) && !err) {
 			diag("cannot write %s: %s", env.output, strerror(errno));
@@ -378,8 +325,14 @@ cleanup:
 
 int cmd_stat(int argc, char **argv)
 {
-	static const struct argp_child children[] = { { &tracer_argp, 0, "Targets:", 1 }, {} };
-	static const struct argp argp = {
+	const struct argp_child children[] = {
+		{ common_flags_argp(COMMON_QUIET | COMMON_VERBOSE | COMMON_DURATION | COMMON_CUDA |
+				    COMMON_JSON | COMMON_WIDE | COMMON_SHOW_HELPERS | COMMON_FORCE),
+		  0, NULL, 0 },
+		{ &tracer_argp, 0, "Targets:", 1 },
+		{},
+	};
+	const struct argp argp = {
 		.options = stat_options, .parser = parse_arg, .doc = stat_doc, .children = children
 	};
 
@@ -388,8 +341,15 @@ int cmd_stat(int argc, char **argv)
 
 int cmd_top(int argc, char **argv)
 {
-	static const struct argp_child children[] = { { &tracer_argp, 0, "Targets:", 1 }, {} };
-	static const struct argp argp = {
+	/* No -q: the screen is all top prints. */
+	const struct argp_child children[] = {
+		{ common_flags_argp(COMMON_VERBOSE | COMMON_DURATION | COMMON_CUDA | COMMON_WIDE |
+				    COMMON_SHOW_HELPERS),
+		  0, NULL, 0 },
+		{ &tracer_argp, 0, "Targets:", 1 },
+		{},
+	};
+	const struct argp argp = {
 		.options = top_options, .parser = parse_arg, .doc = top_doc, .children = children
 	};
 
