@@ -319,7 +319,8 @@ TEST_HELPER_OBJS := $(patsubst tests/lib/%.c,$(OUTPUT)/tests/lib_%.o,$(TEST_HELP
 	$(OUTPUT)/tests/us_gpufile.o
 TEST_SRCS := $(wildcard tests/unit/test_*.c tests/integration/test_*.c)
 TEST_BINS := $(patsubst %.c,$(OUTPUT)/tests/%,$(notdir $(TEST_SRCS)))
-TEST_CFLAGS := $(ALL_CFLAGS) $(USERSPACE_INCLUDES) -Itests/lib -DOPTRACE_BUILD_DIR='"$(OUTPUT)"'
+TEST_CFLAGS := $(ALL_CFLAGS) $(USERSPACE_INCLUDES) -Itests/lib -DOPTRACE_BUILD_DIR='"$(OUTPUT)"' \
+	-DOPTRACE_SOURCE_DIR='"$(CURDIR)"'
 
 # The GPU collector's tests: only with the collector.
 ifneq ($(CUPTI_HEADER),)
@@ -355,7 +356,8 @@ $(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) | $(P
 
 # Programs the integration tests trace (a runtime with a pretend GPU).
 FIXTURES := $(OUTPUT)/tests/gpu_replay $(OUTPUT)/tests/idle_threads \
-	$(OUTPUT)/tests/hostile_batch $(OUTPUT)/tests/overlap_points $(OUTPUT)/tests/dlclose_app
+	$(OUTPUT)/tests/hostile_batch $(OUTPUT)/tests/hostile_views $(OUTPUT)/tests/overlap_points \
+	$(OUTPUT)/tests/dlclose_app
 # Processes `record --cuda -p` must leave alone (tests/fixtures/waiter.c): one
 # also built static, with the compiler alone (a sanitizer's runtime links no -static).
 FIXTURES += $(OUTPUT)/tests/waiter $(OUTPUT)/tests/waiter-static

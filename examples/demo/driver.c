@@ -98,7 +98,7 @@ enum {
 static const struct argp_option opts[] = {
 	{ "workload", 'w', "NAME", 0,
 	  "jacobi, stats, fallback or all (default all); hang: stalls on purpose (SIGUSR1 "
-	  "releases it)",
+	  "releases it, SIGUSR2 stalls the next pass)",
 	  0 },
 	{ "stall-ms", OPT_STALL_MS, "MS", 0,
 	  "With -w hang: the stall lasts MS milliseconds (default: until SIGUSR1)", 0 },
@@ -246,11 +246,13 @@ static void on_signal(int sig)
 	errno = saved_errno;
 }
 
-/* -w hang: SIGUSR1 lets the stalled task point go on. */
-static void on_release(int sig)
+/* -w hang: SIGUSR1 lets the stalled task point go on; SIGUSR2 stalls the next pass. */
+static void on_hang_signal(int sig)
 {
-	(void)sig;
-	demo_stall_release();
+	if (sig == SIGUSR1)
+		demo_stall_release();
+	else
+		workload_hang_again();
 }
 
 static bool should_stop(void)
@@ -263,11 +265,11 @@ static int install_signals(void)
 	struct sigaction sa = { .sa_handler = on_signal };
 
 	sigemptyset(&sa.sa_mask);
-	struct sigaction release = { .sa_handler = on_release };
+	struct sigaction hang = { .sa_handler = on_hang_signal };
 
-	sigemptyset(&release.sa_mask);
+	sigemptyset(&hang.sa_mask);
 	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ||
-	    sigaction(SIGUSR1, &release, NULL)) {
+	    sigaction(SIGUSR1, &hang, NULL) || sigaction(SIGUSR2, &hang, NULL)) {
 		perror("optrace-demo: sigaction");
 		return -errno;
 	}

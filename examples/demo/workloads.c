@@ -15,6 +15,7 @@
  *           purpose (a job stuck, for optrace dump).
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -423,8 +424,15 @@ cleanup:
  * The first pass stalls: the Arange point that makes x spins on its worker
  * (until SIGUSR1, or for --stall-ms), and the sort of x's head, small, a
  * fallback the caller runs inline, waits for it inside demo.sort. Later
- * passes (--forever) run free.
+ * passes (--forever) run free, until workload_hang_again() (SIGUSR2).
  */
+static atomic_bool hang_again;
+
+void workload_hang_again(void)
+{
+	atomic_store(&hang_again, true);
+}
+
 static int hang_pass(const struct workload_params *params, size_t n,
 		     struct workload_summary *summary)
 {
@@ -434,7 +442,7 @@ static int hang_pass(const struct workload_params *params, size_t n,
 	double value;
 	int err = -1;
 
-	if (!stalled) {
+	if (!stalled || atomic_exchange(&hang_again, false)) {
 		stalled = true;
 		demo_stall_task("Arange", params->stall_ms);
 	}

@@ -44,6 +44,9 @@ struct workload_summary {
 	unsigned int hang_passes;
 };
 
+/* -w hang: the next pass stalls too (safe from a signal handler). */
+void workload_hang_again(void);
+
 /* 0, or -1 after printing why to stderr (a wrong result, a failed call). */
 int workload_run(const struct workload_params *params, struct workload_summary *summary);
 

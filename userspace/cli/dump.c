@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "common/diag.h"
 #include "output/dump_print.h"
 #include "output/text_table.h"
@@ -26,9 +27,7 @@ static struct {
 	pid_t pids[MAX_PIDS];
 	int pid_count;
 	bool all;
-	bool json;
 	bool idle;
-	bool wide;
 } env;
 
 static const char doc[] =
@@ -46,18 +45,15 @@ static const char doc[] =
 	"    srun --overlap optrace dump -a    # every rank of a Slurm job\n";
 
 enum {
-	OPT_JSON = 0x100,
-	OPT_IDLE,
-	OPT_WIDE,
+	OPT_IDLE = 0x100,
 };
 
+/* The rest of dump's flags: cli/common_flags.c. */
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "A process to show (repeatable; a thread id names its process)",
 	  0 },
 	{ "all", 'a', NULL, 0, "Every process that maps liboptrace", 0 },
-	{ "json", OPT_JSON, NULL, 0, "JSON, one object per process in \"processes\"", 0 },
 	{ "idle", OPT_IDLE, NULL, 0, "List the threads with nothing open too", 0 },
-	{ "wide", OPT_WIDE, NULL, 0, "Lines as long as they are, not wrapped to the terminal", 0 },
 	{},
 };
 
@@ -73,14 +69,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'a':
 		env.all = true;
 		return 0;
-	case OPT_JSON:
-		env.json = true;
-		return 0;
 	case OPT_IDLE:
 		env.idle = true;
-		return 0;
-	case OPT_WIDE:
-		env.wide = true;
 		return 0;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s': give processes with -p PID", arg);
@@ -137,7 +127,13 @@ static void say_why(pid_t pid, int err)
 
 int cmd_dump(int argc, char **argv)
 {
-	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
+	const struct argp_child children[] = {
+		{ common_flags_argp(COMMON_JSON | COMMON_WIDE), 0, NULL, 0 },
+		{},
+	};
+	const struct argp argp = {
+		.options = options, .parser = parse_arg, .doc = doc, .children = children
+	};
 	struct dump_options print = { 0 };
 	int failed = 0, shown = 0;
 
@@ -149,9 +145,9 @@ int cmd_dump(int argc, char **argv)
 		diag("no process maps liboptrace now");
 		return 1;
 	}
-	print.width = text_output_width(stdout, env.wide || env.json);
+	print.width = text_output_width(stdout, common_flags.wide || common_flags.json);
 	print.idle_threads = env.idle;
-	if (env.json)
+	if (common_flags.json)
 		fputs("{\"processes\": [", stdout);
 	for (int i = 0; i < env.pid_count; i++) {
 		struct process_view view;
@@ -165,7 +161,7 @@ int cmd_dump(int argc, char **argv)
 			}
 			continue;
 		}
-		if (env.json) {
+		if (common_flags.json) {
 			fputs(shown ? ",\n" : "\n", stdout);
 			dump_print_json(stdout, &view);
 		} else {
@@ -176,7 +172,7 @@ int cmd_dump(int argc, char **argv)
 		shown++;
 		process_view_free(&view);
 	}
-	if (env.json)
+	if (common_flags.json)
 		fputs("\n]}\n", stdout);
 	if (fflush(stdout)) {
 		diag("cannot write the output: %s", strerror(errno));

@@ -27,12 +27,14 @@
 #include "common/diag.h"
 #include "common/idmap.h"
 #include "cli/commands.h"
+#include "cli/common_flags.h"
 #include "cli/web_config.h"
 #include "trace/setup.h"
 #include "stat.skel.h"
 #include "cli/stat_live.h"
 #include "output/prometheus.h"
 #include "trace/tracer.h"
+#include "trace/view_read.h"
 
 #define TICK_MS 100
 #define DEFAULT_LISTEN "127.0.0.1:9464"
@@ -47,8 +49,6 @@ static struct {
 	const char *listen;
 	const char *web_config;
 	long retention_s;
-	bool quiet;
-	bool cuda;
 } env = { .listen = DEFAULT_LISTEN, .retention_s = DEFAULT_RETENTION_S };
 
 /*
@@ -85,10 +85,10 @@ static const char doc[] =
 
 enum {
 	OPT_RETENTION = 0x100,
-	OPT_CUDA,
 	OPT_WEB_CONFIG,
 };
 
+/* The rest of serve's flags: cli/common_flags.c. */
 static const struct argp_option options[] = {
 	{ "listen", 'l', "ADDR:PORT", 0,
 	  "Where to answer (default " DEFAULT_LISTEN "; :PORT: every address)", 0 },
@@ -96,12 +96,6 @@ static const struct argp_option options[] = {
 	  "TLS and basic auth, in the Prometheus exporter toolkit's web configuration format", 0 },
 	{ "retention", OPT_RETENTION, "SECONDS", 0,
 	  "How long an exited process keeps its series (default 300)", 0 },
-	{ "cuda", OPT_CUDA, NULL, 0,
-	  "GPU kernels, copies and device time per operation and variant (loads "
-	  "liboptrace-cupti into -p processes that lack it)",
-	  0 },
-	{ "quiet", 'q', NULL, 0, "Print nothing on stderr but errors", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's and libmicrohttpd's messages", 0 },
 	{},
 };
 
@@ -141,17 +135,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_RETENTION:
 		env.retention_s = tracer_parse_positive(arg, state, "retention");
 		return 0;
-	case OPT_CUDA:
-		env.cuda = true;
-		return 0;
 	case OPT_WEB_CONFIG:
 		env.web_config = arg;
-		return 0;
-	case 'q':
-		env.quiet = true;
-		return 0;
-	case 'v':
-		verbose++;
 		return 0;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
@@ -167,6 +152,19 @@ static bool exited(void *ctx, __u32 tgid)
 {
 	(void)ctx;
 	return idmap_get(&departed, tgid, 0) != NULL;
+}
+
+/* Read from the process's thread views, not the maps: what is open now. */
+static bool oldest_open(void *ctx, __u32 tgid, uint64_t *op_ns, uint64_t *point_ns)
+{
+	struct process_view view;
+
+	(void)ctx;
+	if (view_read_process((pid_t)tgid, &view))
+		return false;
+	process_view_oldest(&view, op_ns, point_ns);
+	process_view_free(&view);
+	return true;
 }
 
 static enum MHD_Result reply(struct MHD_Connection *connection, unsigned int status,
@@ -200,7 +198,7 @@ static enum MHD_Result reply_text(struct MHD_Connection *connection, unsigned in
 /* A scrape: the maps read into a snapshot, written out. */
 static enum MHD_Result reply_metrics(struct MHD_Connection *connection)
 {
-	const struct prometheus_options options = { .exited = exited };
+	const struct prometheus_options options = { .exited = exited, .oldest_open = oldest_open };
 	struct stat_snapshot snapshot;
 	char *text = NULL;
 	size_t length = 0;
@@ -390,7 +388,7 @@ static int read_web_config(void)
 /* Who can read the metrics: said when the answer is anyone who reaches the address. */
 static void warn_if_open(const char *bound)
 {
-	if (env.quiet || (web.cert && web.user_count) || !strncmp(bound, "127.", 4) ||
+	if (common_flags.quiet || (web.cert && web.user_count) || !strncmp(bound, "127.", 4) ||
 	    !strncmp(bound, "[::1]", 5))
 		return;
 	diag("serving %s without %s%s%s: every host that reaches it reads every traced "
@@ -461,8 +459,13 @@ static void departed_free(void)
 
 int cmd_serve(int argc, char **argv)
 {
-	static const struct argp_child children[] = { { &tracer_argp, 0, "Targets:", 1 }, {} };
-	static const struct argp argp = {
+	/* -v shows libmicrohttpd's messages too (start_http()). */
+	const struct argp_child children[] = {
+		{ common_flags_argp(COMMON_QUIET | COMMON_VERBOSE | COMMON_CUDA), 0, NULL, 0 },
+		{ &tracer_argp, 0, "Targets:", 1 },
+		{},
+	};
+	const struct argp argp = {
 		.options = options, .parser = parse_arg, .doc = doc, .children = children
 	};
 	static struct tracer tracer;
@@ -490,7 +493,7 @@ int cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	skel_now = skel;
-	err = stat_attach(&tracer, skel, env.cuda, env.quiet);
+	err = stat_attach(&tracer, skel, common_flags.cuda, common_flags.quiet);
 	if (err) {
 		close(fd);
 		goto cleanup;
@@ -502,7 +505,7 @@ int cmd_serve(int argc, char **argv)
 		err = -EIO;
 		goto cleanup;
 	}
-	if (!env.quiet)
+	if (!common_flags.quiet)
 		fprintf(stderr, "Serving %s://%s/metrics%s... Hit Ctrl-C to end.\n",
 			web.cert ? "https" : "http", bound, web.user_count ? " (basic auth)" : "");
 

@@ -399,6 +399,38 @@ static void write_processes(FILE *out, const struct stat_snapshot *snapshot,
 	fprintf(out, "optrace_processes{state=\"exited\"} %zu\n", exited);
 }
 
+/* Per running process: how long its oldest operation and task point have been open. */
+static void write_oldest_open(FILE *out, struct render *r, const struct prometheus_options *options)
+{
+	const struct stat_snapshot *s = r->snapshot;
+
+	if (!options || !options->oldest_open)
+		return;
+	write_header(out, "optrace_oldest_open_seconds", "gauge",
+		     "How long the oldest operation (kind=operation) or task point "
+		     "(kind=task_point) open now in the process has been open; 0 when none "
+		     "began while optrace was attached. A stuck rank's rises: optrace dump -p "
+		     "PID shows its threads.");
+	for (size_t i = 0; i < s->process_count && !r->failed; i++) {
+		__u32 tgid = s->processes[i].tgid;
+		uint64_t ages[2];
+		static const char *const kinds[2] = { "operation", "task_point" };
+
+		if ((options->exited && options->exited(options->ctx, tgid)) ||
+		    !options->oldest_open(options->ctx, tgid, &ages[0], &ages[1]))
+			continue;
+		for (int k = 0; k < 2; k++) {
+			begin_series(r, tgid);
+			add_label(&r->labels, "kind", kinds[k]);
+			if (r->labels.failed)
+				break;
+			fprintf(out, "optrace_oldest_open_seconds{%s} %.6f\n", r->labels.data,
+				(double)ages[k] / 1e9);
+		}
+	}
+	r->failed = r->failed || r->labels.failed;
+}
+
 /* Every cause, 0 included, so that each counter exists from the start. */
 static void write_losses(FILE *out, struct render *r)
 {
@@ -476,6 +508,7 @@ int prometheus_write(FILE *out, const struct stat_snapshot *snapshot,
 			      &waits, 0, false);
 		write_counter(out, "optrace_wait_seconds_total", "Time the callers blocked.",
 			      &waits, 1, true);
+		write_oldest_open(out, &r, options);
 		if (snapshot->gpu_traced)
 			write_gpu(out, &gpu_counts, &gpu_amounts, &gpu_drops);
 		write_losses(out, &r);

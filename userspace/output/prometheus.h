@@ -13,6 +13,7 @@
 #define OPTRACE_PROMETHEUS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "model/aggregates.h"
@@ -27,6 +28,13 @@ struct prometheus_options {
 	 * "running". NULL: every process runs.
 	 */
 	bool (*exited)(void *ctx, __u32 tgid);
+	/*
+	 * The age of the oldest operation and of the oldest task point open
+	 * now in running process tgid (0: none known to have begun while
+	 * traced), for optrace_oldest_open_seconds; false: not known (gone, or
+	 * a liboptrace without thread views). NULL: no such gauge.
+	 */
+	bool (*oldest_open)(void *ctx, __u32 tgid, uint64_t *op_ns, uint64_t *point_ns);
 	void *ctx;
 };
 

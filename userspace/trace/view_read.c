@@ -155,6 +155,15 @@ static bool seen_thread(const struct process_view *view, uint32_t tid)
 	return false;
 }
 
+static bool visited(const uint64_t *visits, int count, uint64_t address)
+{
+	for (int i = 0; i < count; i++) {
+		if (visits[i] == address)
+			return true;
+	}
+	return false;
+}
+
 static int by_tid(const void *a, const void *b)
 {
 	uint32_t x = ((const struct view_thread *)a)->tid, y = ((const struct view_thread *)b)->tid;
@@ -167,7 +176,7 @@ int view_read_process(pid_t pid, struct process_view *view)
 	struct optrace_view_registry registry;
 	struct optrace_runtime_info info;
 	struct optrace_thread_view *in = NULL;
-	uint64_t address = 0;
+	uint64_t address = 0, *visits = NULL;
 	char path[64];
 	int err, limit;
 
@@ -191,11 +200,15 @@ int view_read_process(pid_t pid, struct process_view *view)
 		return err == -EFAULT ? -EPROTO : err;
 	if (registry.magic != OPTRACE_VIEW_REGISTRY_MAGIC || registry.view_size != sizeof(*in))
 		return -EPROTO;
-	/* As batch_read.c's walk: a few times the threads, else a loop a hostile process made. */
+	/*
+	 * As batch_read.c's walk: a few times the threads at most, and never
+	 * back to a view already read (a loop a hostile process made).
+	 */
 	limit = 4 * thread_count(pid) + 64;
 	in = malloc(sizeof(*in));
+	visits = calloc((size_t)limit, sizeof(*visits));
 	view->threads = calloc((size_t)limit, sizeof(*view->threads));
-	if (!in || !view->threads) {
+	if (!in || !visits || !view->threads) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -203,7 +216,15 @@ int view_read_process(pid_t pid, struct process_view *view)
 	address = registry.head;
 	for (int i = 0; address && i < limit; i++) {
 		struct view_thread *out = &view->threads[view->thread_count];
-		int taken = take_view(pid, view, address, in, out);
+		int taken;
+
+		/* back where it was: a loop (a registry only grows at its head) */
+		if (visited(visits, i, address)) {
+			view->rejected++;
+			break;
+		}
+		visits[i] = address;
+		taken = take_view(pid, view, address, in, out);
 
 		if (taken < 0) {
 			view->rejected++;
@@ -213,14 +234,13 @@ int view_read_process(pid_t pid, struct process_view *view)
 			view->thread_count++;
 		else
 			memset(out, 0, sizeof(*out));
-		if (in->next == address)
-			break;
 		address = in->next;
 	}
 	/* the process's first thread first, then as they were made */
 	qsort(view->threads, view->thread_count, sizeof(*view->threads), by_tid);
 	err = 0;
 cleanup:
+	free(visits);
 	free(in);
 	if (err)
 		process_view_free(view);
