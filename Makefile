@@ -508,7 +508,7 @@ lint: | $(DEPS_STAMP)
 # optrace(8) is docs/optrace.md (pandoc); optrace-COMMAND(8) each command's
 # --help (help2man), its one-line summary from `optrace --help`.
 MAN_DIR := $(OUTPUT)/man
-COMMANDS := list stat top record report export serve
+COMMANDS := list stat top record report export serve dump
 MAN_PAGES := $(MAN_DIR)/optrace.8 $(patsubst %,$(MAN_DIR)/optrace-%.8,$(COMMANDS))
 
 $(MAN_DIR):

@@ -38,7 +38,7 @@ _optrace()
 		esac
 	done
 	if [[ -z $command ]]; then
-		COMPREPLY=($(compgen -W 'list stat top record report export serve --help' -- "$cur"))
+		COMPREPLY=($(compgen -W 'list stat top record report export serve dump --help' -- "$cur"))
 		return
 	fi
 

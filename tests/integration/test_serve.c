@@ -714,6 +714,89 @@ START_TEST(test_prometheus_scrapes_serve_over_tls)
 }
 END_TEST
 
+/* Polls the PromQL scalar until it passes the test within seconds; its last value. */
+static double wait_value(struct run *run, const char *promql, bool (*test)(double), int seconds)
+{
+	double value = -1;
+
+	for (int waited_ms = 0; waited_ms < seconds * 1000; waited_ms += 250) {
+		value = scalar(run, promql);
+		if (test(value))
+			break;
+		usleep(250 * 1000);
+	}
+	return value;
+}
+
+static bool present(double value)
+{
+	return value > 0;
+}
+
+static bool stuck(double value)
+{
+	return value > 2;
+}
+
+static bool moving(double value)
+{
+	return value >= 0 && value < 1;
+}
+
+/*
+ * optrace_oldest_open_seconds rises while the demo is stuck (an Arange
+ * point spins, demo.sort waits for it) and falls when it goes on.
+ */
+static bool gauge_follows_the_stall(struct run *run, pid_t demo)
+{
+	char operation[128], point[128], seen[128];
+	double value;
+
+	REQUIRE(run, start_prometheus(run), "Prometheus did not start within %d s", READY_S);
+	snprintf(seen, sizeof(seen), "count(optrace_operations_total{pid=\"%d\"})", demo);
+	snprintf(operation, sizeof(operation),
+		 "optrace_oldest_open_seconds{pid=\"%d\",kind=\"operation\"}", demo);
+	snprintf(point, sizeof(point),
+		 "optrace_oldest_open_seconds{pid=\"%d\",kind=\"task_point\"}", demo);
+	/* its first stall began before serve attached: let it go, and see it traced */
+	kill(demo, SIGUSR1);
+	REQUIRE(run, present(wait_value(run, seen, present, READY_S)),
+		"no series of the demo within %d s", READY_S);
+	REQUIRE(run, moving(wait_value(run, operation, moving, SCRAPED_S)),
+		"the gauge is not low while the demo runs");
+	kill(demo, SIGUSR2); /* the next pass stalls, traced */
+	value = wait_value(run, operation, stuck, SCRAPED_S);
+	REQUIRE(run, stuck(value), "the operation gauge did not rise past 2 s (%g)", value);
+	value = scalar(run, point);
+	REQUIRE(run, value > 1, "the task point gauge did not rise (%g)", value);
+	kill(demo, SIGUSR1);
+	value = wait_value(run, operation, moving, SCRAPED_S);
+	REQUIRE(run, moving(value), "the gauge did not fall once the demo went on (%g)", value);
+	return true;
+}
+
+START_TEST(test_oldest_open_gauge)
+{
+	static struct run run;
+	char *log = test_path("demo.log");
+	char *demo_argv[] = { DEMO, "-w", "hang",    "--forever", "--pause",
+			      "50", "-q", "--truth", "/dev/null", NULL };
+	pid_t demo;
+
+	NEED_BPF();
+	if (!have_program("prometheus"))
+		SKIP_TEST("Prometheus is not installed (scripts/deps.sh installs it)");
+	run.prometheus_port = free_port();
+	if (start_serve(&run, NULL)) {
+		demo = start(demo_argv, log);
+		gauge_follows_the_stall(&run, demo);
+		reap_within(demo, SIGTERM, GRACE_S);
+	}
+	finish(&run);
+	free(log);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("serve");
@@ -724,6 +807,7 @@ int main(void)
 	tcase_add_test(tc, test_prometheus_scrapes_serve);
 	tcase_add_test(tc, test_retention);
 	tcase_add_test(tc, test_prometheus_scrapes_serve_over_tls);
+	tcase_add_test(tc, test_oldest_open_gauge);
 	suite_add_tcase(suite, tc);
 	return run_suite(suite);
 }
