@@ -4,7 +4,7 @@
  * point spins on a worker while demo.sort waits for it): the exact
  * operation, its call site, its wait and the task point with its variant,
  * on a process never traced and on one traced from its start (then with
- * ages); on a process whose views lie, what makes sense and an end; and a
+ * ages, and top marks them STUCK); on a process whose views lie, what makes sense and an end; and a
  * clear refusal where there is nothing to show.
  */
 #define _GNU_SOURCE
@@ -238,6 +238,9 @@ START_TEST(test_dump_stuck_process_traced)
 	char *truth_path = test_path("truth.txt"), *stat_path = test_path("stat.json");
 	char *stat_argv[] = { OPTRACE, "stat", "-q",   "--json", "-o",	    stat_path,	"--",
 			      DEMO,    "-w",   "hang", "-q",	 "--truth", truth_path, NULL };
+	char *top_path = test_path("top.txt"), pid_text[16], *text;
+	char *top_argv[] = { OPTRACE,	"top",	 "-b", "-p", pid_text,
+			     "--stuck", "500ms", "-d", "2",  NULL };
 	struct counts truth = { 0 }, traced = { 0 };
 	char message[4096];
 	struct jv *json;
@@ -251,6 +254,14 @@ START_TEST(test_dump_stuck_process_traced)
 	json = dump_when_stuck(demo);
 	assert_stall(first_process(json), true);
 	jv_free(json);
+	/* top marks what is open longer than --stuck, in a screen with no rows */
+	snprintf(pid_text, sizeof(pid_text), "%d", demo);
+	ck_assert_int_eq(run_command(top_argv, top_path, NULL, 30), 0);
+	text = read_file(top_path);
+	ck_assert_msg(text && strstr(text, "STUCK") && strstr(text, " demo.sort @ ") &&
+			      strstr(text, " task Arange point "),
+		      "%s", text ? text : "");
+	free(text);
 	/* the counts of a job that was stuck are still exact */
 	kill(demo, SIGUSR1);
 	status = reap_within(tracer, 0, 60);
@@ -264,6 +275,7 @@ START_TEST(test_dump_stuck_process_traced)
 	counts_free(&traced);
 	free(truth_path);
 	free(stat_path);
+	free(top_path);
 }
 END_TEST
 

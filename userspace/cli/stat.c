@@ -47,6 +47,8 @@ static struct {
 
 static struct top_screen screen;
 
+enum { OPT_STUCK = 0x200 };
+
 static const char stat_doc[] =
 	"Count the operations of live runtimes in the kernel and print per-operation\n"
 	"and per-task aggregates: counts, eager/deferred/fallback split with reasons,\n"
@@ -81,6 +83,7 @@ static const char top_doc[] =
 	"    optrace top -a -C 2        # every runtime, totals since start, every 2 s\n"
 	"    optrace top -b -p 1234 -d 10 0.5 >top.txt # text every 0.5 s for 10 s\n"
 	"    optrace top -p 1234 -d 60  # for a minute\n"
+	"    optrace top -a --stuck 30s # mark what is open longer than 30 s\n"
 	"    optrace top --cuda -p 1234 # with GPU time\n";
 
 /* The rest of stat's and top's flags: cli/common_flags.c. */
@@ -98,6 +101,8 @@ static const struct argp_option top_options[] = {
 	  "Plain text per interval, no escape codes (as top -b; also when stdout is no terminal)",
 	  0 },
 	{ "cumulative", 'C', NULL, 0, "Totals since start instead of per interval", 0 },
+	{ "stuck", OPT_STUCK, "TIME", 0,
+	  "Mark operations and task points open longer than TIME (default 5s; 0: never)", 0 },
 	{},
 };
 
@@ -108,6 +113,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'C':
 		env.cumulative = true;
+		return 0;
+	case OPT_STUCK:
+		screen.stuck_ms =
+			strcmp(arg, "0") ? tracer_parse_duration_ms(arg, state, "--stuck") : 0;
+		screen.stuck_set = true;
 		return 0;
 	case 'b':
 		screen.batch = true;
@@ -201,6 +211,11 @@ static int print_snapshot(struct stat_bpf *skel, bool clear)
 		return err;
 	}
 	if (env.top) {
+		/* the targets too: a process stuck since the start has no rows */
+		for (int i = 0; i < tracer_options.pid_count; i++)
+			top_screen_watch(&screen, (__u32)tracer_options.pids[i]);
+		for (int i = 0; tracer_now && i < tracer_now->found_count; i++)
+			top_screen_watch(&screen, (__u32)tracer_now->found[i]);
 		top_screen_show(&screen, &snapshot);
 	} else {
 		/* As bcc's tools: a blank line between reports, the time with -T. */
@@ -271,6 +286,8 @@ static int run(int argc, char **argv, const struct argp *argp)
 		screen.print.width = text_output_width(stdout, common_flags.wide);
 		screen.interval_ms = env.interval_ms;
 		screen.cumulative = env.cumulative;
+		if (!screen.stuck_set)
+			screen.stuck_ms = 5000;
 		top_screen_start(&screen);
 	}
 

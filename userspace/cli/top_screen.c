@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* optrace top's screen (top_screen.h). */
+#include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,9 +11,13 @@
 #include <unistd.h>
 
 #include "cli/top_screen.h"
+#include "output/dump_print.h"
+#include "output/json.h"
 #include "output/text_table.h"
+#include "trace/view_read.h"
 
 #define MAX_PROCESSES 1024
+#define STUCK_LINES 8 /* marks shown; the rest are counted */
 /* The header and the key line: the rest of the rows are the report's. */
 #define FRAME_ROWS 2
 
@@ -63,6 +69,88 @@ static void describe(const struct top_screen *screen, char *buffer, size_t size)
 		 screen->interval_ms / 1000.0);
 }
 
+void top_screen_watch(struct top_screen *screen, __u32 tgid)
+{
+	const size_t capacity = sizeof(screen->seen) / sizeof(screen->seen[0]);
+
+	for (size_t i = 0; i < screen->seen_count; i++) {
+		if (screen->seen[i] == tgid)
+			return;
+	}
+	if (screen->seen_count < capacity)
+		screen->seen[screen->seen_count++] = tgid;
+}
+
+/* The snapshot's processes join those seen; those gone leave. */
+static void note_seen(struct top_screen *screen)
+{
+	__u32 tgids[MAX_PROCESSES];
+	size_t count = stat_processes(&screen->snapshot, tgids, MAX_PROCESSES), kept = 0;
+
+	for (size_t i = 0; i < screen->seen_count; i++) {
+		if (!kill((pid_t)screen->seen[i], 0) || errno != ESRCH)
+			screen->seen[kept++] = screen->seen[i];
+	}
+	screen->seen_count = kept;
+	for (size_t i = 0; i < count; i++)
+		top_screen_watch(screen, tgids[i]);
+}
+
+/* One mark: "STUCK 12.4 s  4242/4242  demo.sort @ workloads.c:443". */
+static void mark(FILE *out, unsigned int *marks, uint64_t age_ns, pid_t pid, uint32_t tid,
+		 const char *what, const char *where)
+{
+	char age[32], name[VIEW_TEXT_MAX], site[VIEW_TEXT_MAX];
+
+	if ((*marks)++ >= STUCK_LINES)
+		return;
+	fprintf(out, "STUCK %8s  %d/%u  %s%s%s\n", dump_age_text(age_ns, age, sizeof(age)), pid,
+		tid, printable_text(what, name, sizeof(name)), where[0] ? " @ " : "",
+		printable_text(where, site, sizeof(site)));
+}
+
+/* What has been open longer than --stuck in the processes shown, read from their views. */
+static void print_stuck(FILE *out, const struct top_screen *screen, __u32 only_tgid)
+{
+	uint64_t limit_ns = (uint64_t)screen->stuck_ms * 1000000u, age;
+	unsigned int marks = 0;
+
+	if (!screen->stuck_ms)
+		return;
+	for (size_t p = 0; p < screen->seen_count; p++) {
+		struct process_view view;
+
+		if ((only_tgid && screen->seen[p] != only_tgid) ||
+		    view_read_process((pid_t)screen->seen[p], &view))
+			continue;
+		for (size_t t = 0; t < view.thread_count; t++) {
+			const struct view_thread *thread = &view.threads[t];
+
+			for (size_t i = 0; i < thread->op_count; i++) {
+				if (view_age(&view, thread->ops[i].begin_ns, &age) &&
+				    age > limit_ns)
+					mark(out, &marks, age, view.pid, thread->tid,
+					     thread->ops[i].name, thread->ops[i].callsite);
+			}
+			for (size_t i = 0; i < thread->point_count; i++) {
+				const struct view_point *point = &thread->points[i];
+				char what[VIEW_TEXT_MAX + 32];
+
+				snprintf(what, sizeof(what), "task %s point %u",
+					 point->name[0] ? point->name : "?", point->point);
+				if (view_age(&view, point->begin_ns, &age) && age > limit_ns)
+					mark(out, &marks, age, view.pid, thread->tid, what, "");
+			}
+		}
+		process_view_free(&view);
+	}
+	if (marks > STUCK_LINES)
+		fprintf(out, "STUCK ... and %u more (optrace dump -p PID shows them all)\n",
+			marks - STUCK_LINES);
+	if (marks)
+		fputc('\n', out);
+}
+
 static void print_batch(struct top_screen *screen)
 {
 	char what[64];
@@ -72,6 +160,7 @@ static void print_batch(struct top_screen *screen)
 		putchar('\n');
 	printf("optrace top - %s - %s\n", screen->taken, what);
 	screen->print.no_legends = true; /* a screen after another: the rows alone */
+	print_stuck(stdout, screen, screen->print.only_tgid);
 	stat_print(stdout, &screen->snapshot, &screen->print);
 	fflush(stdout);
 }
@@ -114,6 +203,7 @@ static void draw(struct top_screen *screen)
 	report = open_memstream(&text, &length);
 	if (!report)
 		return;
+	print_stuck(report, screen, print.only_tgid);
 	stat_print(report, &screen->snapshot, &print);
 	fclose(report);
 	/* Where each line starts. */
@@ -163,6 +253,7 @@ void top_screen_show(struct top_screen *screen, struct stat_snapshot *snapshot)
 		stat_snapshot_free(&screen->snapshot);
 	screen->snapshot = *snapshot;
 	screen->has_snapshot = true;
+	note_seen(screen);
 	memset(snapshot, 0, sizeof(*snapshot));
 	strftime(screen->taken, sizeof(screen->taken), "%H:%M:%S", localtime(&now));
 	if (screen->batch)

@@ -4,7 +4,9 @@
  * scrolled with the arrow keys, PgUp/PgDn, space and b, Home/End (g/G), sorted
  * with s, one process or all with p, helpers with h, q to quit. In batch
  * mode (-b, or when stdout is no terminal) each snapshot is plain text, one
- * after another, as top -b prints.
+ * after another, as top -b prints. Above the report, what has been open
+ * longer than stuck_ms in each process (its thread views, as optrace dump
+ * reads them) is marked STUCK.
  */
 #ifndef OPTRACE_TOP_SCREEN_H
 #define OPTRACE_TOP_SCREEN_H
@@ -20,6 +22,8 @@ struct top_screen {
 	long interval_ms;
 	bool cumulative;
 	bool batch;
+	long stuck_ms;	/* operations and points open longer are marked; 0: none */
+	bool stuck_set; /* --stuck given */
 	/* the screen's state */
 	struct stat_snapshot snapshot; /* the last one, drawn again on a key */
 	bool has_snapshot;
@@ -29,10 +33,16 @@ struct top_screen {
 	struct termios terminal;
 	bool raw_terminal;
 	unsigned long frames;
+	/* every process seen traced: one stuck shows no rows in its interval */
+	__u32 seen[1024];
+	size_t seen_count;
 };
 
 /* Batch when asked or when stdout is no terminal; else the terminal in raw mode. */
 void top_screen_start(struct top_screen *screen);
+
+/* Process tgid is looked at for --stuck marks, whether or not it has rows. */
+void top_screen_watch(struct top_screen *screen, __u32 tgid);
 
 /* Draws snapshot, which the screen owns from here. */
 void top_screen_show(struct top_screen *screen, struct stat_snapshot *snapshot);
