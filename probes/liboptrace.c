@@ -21,11 +21,17 @@
 #include "thread.h"
 
 #define OPTRACE_ID_BLOCK 4096
+/*
+ * The traced half of a call, out of line: the untraced half then needs no
+ * stack frame and saves no registers (it is only stores and a test).
+ */
+#define OPTRACE_TRACED __attribute__((noinline, cold))
 /* Tasks whose name a worker's task_begin finds (launches in flight). */
 #define TASK_SLOT_BITS 14
 #define TASK_SLOTS (1u << TASK_SLOT_BITS)
 
-__thread struct thread_state optrace_thread __attribute__((tls_model("initial-exec")));
+__thread struct thread_state optrace_thread
+	__attribute__((tls_model("initial-exec"))) = { .view = &optrace_view_unset };
 
 /* 0 is never an id: it means "not traced". */
 static _Atomic uint64_t next_op_block = 1;
@@ -115,13 +121,46 @@ static void recall_task(uint64_t task, const char **name, const char **root_name
 	}
 }
 
-uint64_t optrace_op_begin(const char *name, const char *callsite)
+/* op_begin while a probe is armed: the id, the event, the probe, the frame's time. */
+static OPTRACE_TRACED uint64_t op_begin_traced(struct optrace_thread_view *view,
+					       struct optrace_open_op *frame, uint32_t depth,
+					       const char *name, const char *callsite)
 {
 	struct thread_state *t = &optrace_thread;
-	struct optrace_thread_view *view = optrace_view_of(t);
+	uint64_t op, now = 0;
+
+	op = next_id(&t->ops, &next_op_block);
+	touch_string(name);
+	touch_string(callsite);
+	if (depth == 0)
+		t->root_name = name;
+	if (OPTRACE_BATCH_ENABLED()) {
+		struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_OP_BEGIN);
+
+		if (event) {
+			now = event->time_ns;
+			event->op_begin.depth = depth;
+			event->op_begin.op = op;
+			event->op_begin.parent = parent_of(view, depth);
+			event->op_begin.name = (uintptr_t)name;
+			event->op_begin.callsite = (uintptr_t)callsite;
+			optrace_batch_commit(t, event);
+		}
+	}
+	if (OPTRACE_OP_BEGIN_ENABLED())
+		OPTRACE_OP_BEGIN(op, parent_of(view, depth), depth, name, callsite);
+	if (frame) {
+		frame->op = op;
+		frame->begin_ns = now ?: optrace_now_ns();
+	}
+	return op;
+}
+
+uint64_t optrace_op_begin(const char *name, const char *callsite)
+{
+	struct optrace_thread_view *view = optrace_view_of(&optrace_thread);
 	uint32_t depth = view->depth++;
 	struct optrace_open_op *frame = depth < OPTRACE_STACK_DEPTH ? &view->ops[depth] : NULL;
-	uint64_t op = 0, now = 0;
 
 	/* Kept untraced too: a tracer attaching mid-operation then still sees
 	 * the nested operations as helpers, and dump sees what is open. */
@@ -132,33 +171,9 @@ uint64_t optrace_op_begin(const char *name, const char *callsite)
 		frame->begin_ns = 0;
 		frame->mode = 0;
 	}
-	if (optrace_any_armed()) {
-		op = next_id(&t->ops, &next_op_block);
-		touch_string(name);
-		touch_string(callsite);
-		if (depth == 0)
-			t->root_name = name;
-		if (OPTRACE_BATCH_ENABLED()) {
-			struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_OP_BEGIN);
-
-			if (event) {
-				now = event->time_ns;
-				event->op_begin.depth = depth;
-				event->op_begin.op = op;
-				event->op_begin.parent = parent_of(view, depth);
-				event->op_begin.name = (uintptr_t)name;
-				event->op_begin.callsite = (uintptr_t)callsite;
-				optrace_batch_commit(t, event);
-			}
-		}
-		if (OPTRACE_OP_BEGIN_ENABLED())
-			OPTRACE_OP_BEGIN(op, parent_of(view, depth), depth, name, callsite);
-		if (frame) {
-			frame->op = op;
-			frame->begin_ns = now ?: optrace_now_ns();
-		}
-	}
-	return op;
+	if (optrace_any_armed())
+		return op_begin_traced(view, frame, depth, name, callsite);
+	return 0;
 }
 
 /*
@@ -179,14 +194,10 @@ static uint32_t depth_after(const struct optrace_thread_view *view, uint64_t op)
 	return depth ? depth - 1 : 0;
 }
 
-void optrace_op_end(uint64_t op, int status)
+static OPTRACE_TRACED void op_end_traced(uint64_t op, int status)
 {
 	struct thread_state *t = &optrace_thread;
-	struct optrace_thread_view *view = optrace_view_of(t);
 
-	view->depth = depth_after(view, op);
-	if (!op)
-		return;
 	if (OPTRACE_BATCH_ENABLED()) {
 		struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_OP_END);
 
@@ -200,6 +211,15 @@ void optrace_op_end(uint64_t op, int status)
 		OPTRACE_OP_END(op, status);
 }
 
+void optrace_op_end(uint64_t op, int status)
+{
+	struct optrace_thread_view *view = optrace_thread.view;
+
+	view->depth = depth_after(view, op);
+	if (op && optrace_any_armed())
+		op_end_traced(op, status);
+}
+
 /* The innermost open operation, if it is op (0: untraced) and in the view. */
 static struct optrace_open_op *open_frame(struct optrace_thread_view *view, uint64_t op)
 {
@@ -210,16 +230,8 @@ static struct optrace_open_op *open_frame(struct optrace_thread_view *view, uint
 	return &view->ops[depth - 1];
 }
 
-void optrace_op_mode(uint64_t op, int mode, int reason)
+static OPTRACE_TRACED void op_mode_traced(uint64_t op, int mode, int reason)
 {
-	struct optrace_open_op *frame = open_frame(optrace_view_of(&optrace_thread), op);
-
-	if (frame) {
-		frame->mode = (uint8_t)(mode + 1);
-		frame->reason = (uint8_t)reason;
-	}
-	if (!op)
-		return;
 	if (OPTRACE_BATCH_ENABLED()) {
 		struct thread_state *t = &optrace_thread;
 		struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_OP_MODE);
@@ -233,6 +245,18 @@ void optrace_op_mode(uint64_t op, int mode, int reason)
 	}
 	if (OPTRACE_OP_MODE_ENABLED())
 		OPTRACE_OP_MODE(op, mode, reason);
+}
+
+void optrace_op_mode(uint64_t op, int mode, int reason)
+{
+	struct optrace_open_op *frame = open_frame(optrace_thread.view, op);
+
+	if (frame) {
+		frame->mode = (uint8_t)(mode + 1);
+		frame->reason = (uint8_t)reason;
+	}
+	if (op && optrace_any_armed())
+		op_mode_traced(op, mode, reason);
 }
 
 void optrace_op_fallback(uint64_t op, int reason, const char *detail)
@@ -297,24 +321,13 @@ static struct optrace_running_point *free_point(struct optrace_thread_view *view
 	return &view->points[0];
 }
 
-void optrace_task_begin(uint64_t task, uint32_t point, int variant, uint32_t processor)
+static OPTRACE_TRACED void task_begin_traced(struct optrace_running_point *running, uint64_t task,
+					     uint32_t point, int variant, uint32_t processor)
 {
 	struct thread_state *t = &optrace_thread;
-	struct optrace_running_point *running = free_point(optrace_view_of(t));
 	const char *name = NULL, *root_name = NULL;
 	uint64_t now = 0;
 
-	/* Kept untraced too, for dump: a task launched untraced has id 0; a
-	 * point begun untraced reads no clock and looks no name up. */
-	running->task = task;
-	running->point = point;
-	running->variant = (uint8_t)variant;
-	running->processor = processor;
-	running->name = 0;
-	running->begin_ns = 0;
-	running->used = 1;
-	if (!task || !optrace_any_armed())
-		return;
 	recall_task(task, &name, &root_name);
 	running->name = (uintptr_t)name;
 	if (OPTRACE_BATCH_ENABLED()) {
@@ -336,6 +349,35 @@ void optrace_task_begin(uint64_t task, uint32_t point, int variant, uint32_t pro
 	running->begin_ns = now ?: optrace_now_ns();
 }
 
+/* A thread's first task_begin: its view set up, then the call (kept out of the common path). */
+static OPTRACE_TRACED void task_begin_first(uint64_t task, uint32_t point, int variant,
+					    uint32_t processor)
+{
+	optrace_view_setup(&optrace_thread);
+	optrace_task_begin(task, point, variant, processor);
+}
+
+void optrace_task_begin(uint64_t task, uint32_t point, int variant, uint32_t processor)
+{
+	struct optrace_running_point *running;
+
+	if (__builtin_expect(optrace_thread.view == &optrace_view_unset, 0))
+		return task_begin_first(task, point, variant, processor);
+	running = free_point(optrace_thread.view);
+
+	/* Kept untraced too, for dump: a task launched untraced has id 0; a
+	 * point begun untraced reads no clock and looks no name up. */
+	running->task = task;
+	running->point = point;
+	running->variant = (uint8_t)variant;
+	running->processor = processor;
+	running->name = 0;
+	running->begin_ns = 0;
+	running->used = 1;
+	if (task && optrace_any_armed())
+		task_begin_traced(running, task, point, variant, processor);
+}
+
 /* The point's slot on this thread, if it began here. */
 static void point_ended(struct optrace_thread_view *view, uint64_t task, uint32_t point)
 {
@@ -349,11 +391,8 @@ static void point_ended(struct optrace_thread_view *view, uint64_t task, uint32_
 	}
 }
 
-void optrace_task_end(uint64_t task, uint32_t point, int status)
+static OPTRACE_TRACED void task_end_traced(uint64_t task, uint32_t point, int status)
 {
-	point_ended(optrace_view_of(&optrace_thread), task, point);
-	if (!task)
-		return;
 	if (OPTRACE_BATCH_ENABLED()) {
 		struct thread_state *t = &optrace_thread;
 		struct optrace_event *event = optrace_batch_next(t, OPTRACE_EVENT_TASK_END);
@@ -367,6 +406,13 @@ void optrace_task_end(uint64_t task, uint32_t point, int status)
 	}
 	if (OPTRACE_TASK_END_ENABLED())
 		OPTRACE_TASK_END(task, point, status);
+}
+
+void optrace_task_end(uint64_t task, uint32_t point, int status)
+{
+	point_ended(optrace_thread.view, task, point);
+	if (task && optrace_any_armed())
+		task_end_traced(task, point, status);
 }
 
 /* wait_begin and wait_end: the same fields. Returns the event's time, or 0. */
@@ -403,7 +449,7 @@ void optrace_wait_begin(uint64_t op, int kind)
 
 void optrace_wait_end(uint64_t op, int kind)
 {
-	optrace_view_of(&optrace_thread)->waiting = 0;
+	optrace_thread.view->waiting = 0;
 	if (OPTRACE_BATCH_ENABLED())
 		append_wait(OPTRACE_EVENT_WAIT_END, op, kind);
 	if (OPTRACE_WAIT_END_ENABLED())

@@ -25,7 +25,7 @@ struct id_block {
 
 /* Kept small: a dlopen()ed library's static TLS comes from a small surplus. */
 struct thread_state {
-	struct optrace_thread_view *view; /* set up at the thread's first call */
+	struct optrace_thread_view *view; /* never NULL: see optrace_view_of() */
 	uint32_t tid;			  /* set with the view or the batch buffer */
 	uint32_t reserved;
 	struct optrace_batch *batch;
@@ -37,14 +37,20 @@ struct thread_state {
 extern __thread struct thread_state optrace_thread __attribute__((tls_model("initial-exec")))
 OPTRACE_INTERNAL;
 
-/* probes/view.c: the thread's view, set up on its first call (never NULL). */
+/*
+ * probes/view.c: the thread's view, set up at its first call that begins
+ * something (op_begin, task_begin, wait_begin, task_launch); until then it
+ * is optrace_view_unset, shared and never read, so that a call that ends
+ * something writes to it without a test. Never NULL.
+ */
+extern struct optrace_thread_view optrace_view_unset OPTRACE_INTERNAL;
 struct optrace_thread_view *optrace_view_setup(struct thread_state *t) OPTRACE_INTERNAL;
 
 static inline struct optrace_thread_view *optrace_view_of(struct thread_state *t)
 {
 	struct optrace_thread_view *view = t->view;
 
-	if (__builtin_expect(!view, 0))
+	if (__builtin_expect(view == &optrace_view_unset, 0))
 		view = optrace_view_setup(t);
 	return view;
 }

@@ -23,9 +23,11 @@ static struct optrace_view_registry registry = {
 extern struct optrace_view_registry optrace_threads __attribute__((alias("registry")));
 
 /*
- * Without memory for a view, a thread writes here: shared by such threads,
- * never in the registry, so that the calls need no test of their own.
+ * A thread's view before its first begin call (optrace_view_unset), or
+ * when there was no memory for one (sink): shared, never in the registry,
+ * so that the calls that end something need no test of their own.
  */
+struct optrace_thread_view optrace_view_unset;
 static struct optrace_thread_view sink;
 
 static struct optrace_thread_view *registry_first(void)
@@ -89,9 +91,9 @@ void optrace_view_thread_exit(struct thread_state *t)
 {
 	struct optrace_thread_view *view = t->view;
 
-	if (!view || view == &sink)
+	if (view == &optrace_view_unset || view == &sink)
 		return;
-	t->view = NULL;
+	t->view = &optrace_view_unset;
 	view->depth = 0;
 	view->waiting = 0;
 	memset(view->points, 0, sizeof(view->points));
@@ -106,7 +108,7 @@ void optrace_view_in_child(struct thread_state *t)
 		if (view != t->view)
 			view->tid = 0;
 	}
-	if (t->view && t->view != &sink) {
+	if (t->view != &optrace_view_unset && t->view != &sink) {
 		t->tid = (uint32_t)gettid();
 		t->view->tid = t->tid;
 	}

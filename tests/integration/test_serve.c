@@ -797,6 +797,36 @@ START_TEST(test_oldest_open_gauge)
 }
 END_TEST
 
+/* docs/fleet.md's alerting rule on the gauge: promtool accepts it. */
+START_TEST(test_stuck_rule_of_the_docs)
+{
+	char *doc = read_file(OPTRACE_SOURCE_DIR "/docs/fleet.md"), *rules = test_path("rules.yml");
+	char *out = test_path("promtool.txt"), *text, *start, *end;
+	char *argv[] = { "promtool", "check", "rules", rules, NULL };
+	FILE *file;
+
+	if (!have_program("promtool"))
+		SKIP_TEST("promtool is not installed (scripts/deps.sh installs it)");
+	ck_assert_ptr_nonnull(doc);
+	start = strstr(doc, "```yaml\n# /etc/prometheus/rules/optrace.yml");
+	ck_assert_ptr_nonnull(start);
+	start = strchr(start, '\n') + 1;
+	end = strstr(start, "```");
+	ck_assert_ptr_nonnull(end);
+	file = fopen(rules, "w");
+	ck_assert_ptr_nonnull(file);
+	fwrite(start, 1, (size_t)(end - start), file);
+	ck_assert_int_eq(fclose(file), 0);
+	ck_assert_msg(run_command(argv, out, out, 30) == 0, "%s", (text = read_file(out)));
+	text = read_file(out);
+	ck_assert_msg(text && strstr(text, "SUCCESS: 1 rules found"), "%s", text ? text : "");
+	free(text);
+	free(doc);
+	free(rules);
+	free(out);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("serve");
@@ -808,6 +838,7 @@ int main(void)
 	tcase_add_test(tc, test_retention);
 	tcase_add_test(tc, test_prometheus_scrapes_serve_over_tls);
 	tcase_add_test(tc, test_oldest_open_gauge);
+	tcase_add_test(tc, test_stuck_rule_of_the_docs);
 	suite_add_tcase(suite, tc);
 	return run_suite(suite);
 }
