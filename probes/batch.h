@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "clock.h"
 #include "thread.h"
 
 extern uint64_t optrace_flush_bound_ns OPTRACE_INTERNAL;
@@ -25,15 +26,6 @@ OPTRACE_INTERNAL void optrace_batch_flush(struct thread_state *t);
 /* Hands every buffer's events over (process exit) and empties them. */
 OPTRACE_INTERNAL void optrace_batch_flush_all(void);
 
-/* CLOCK_MONOTONIC through the vDSO: the clock of bpf_ktime_get_ns(). */
-static inline uint64_t optrace_now_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-}
-
 /* The slot for the thread's next event, its time and kind filled in. */
 static inline struct optrace_event *optrace_batch_next(struct thread_state *t, uint8_t kind)
 {
@@ -46,7 +38,7 @@ static inline struct optrace_event *optrace_batch_next(struct thread_state *t, u
 			return NULL;
 	}
 	event = &batch->events[OPTRACE_BATCH_COUNT(batch->position)];
-	event->time_ns = optrace_now_ns();
+	event->time_ns = optrace_event_ns(t);
 	event->kind = kind;
 	return event;
 }

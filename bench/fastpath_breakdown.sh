@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# Where a fast-path event's nanoseconds go, for stat and record, each with
+# the TSC clock and with OPTRACE_CLOCK=vdso, in one run: the loop's ns per
+# event traced and untraced, and the batch program's own run time per event
+# (bpf_prog_info.run_time_ns / events, with kernel.bpf_stats_enabled=1
+# for the run). The rest of the overhead is the library's (the clock, the
+# store, the commit) and the uprobe trap, once per 256 events.
+#
+# Usage: bench/fastpath_breakdown.sh [OUTPUT_DIR] [ITERATIONS]   (as root)
+set -euo pipefail
+out=${1:-.output}
+iterations=${2:-300000}
+events=$((2 * iterations))
+work=$(mktemp -d)
+stats_before=$(sysctl -n kernel.bpf_stats_enabled)
+trap 'sysctl -qw kernel.bpf_stats_enabled="$stats_before"; rm -rf "$work"' EXIT
+sysctl -qw kernel.bpf_stats_enabled=1
+
+# ns per event of the loop, and the batch program's ns per event, for one configuration.
+run() {
+	local tool=$1 clock=$2 loop tracer
+	OPTRACE_CLOCK=$clock "$out/bench/probe_loop" --wait -n "$iterations" >"$work/ns" &
+	loop=$!
+	sleep 0.2
+	if [ "$tool" = none ]; then
+		kill -USR1 "$loop"
+		wait "$loop"
+		echo "$(cat "$work/ns") -"
+		return
+	fi
+	if [ "$tool" = stat ]; then
+		"$out/bin/optrace" stat -p "$loop" >"$work/out" 2>"$work/err" &
+	else
+		"$out/bin/optrace" record -p "$loop" -o "$work/capture" 2>"$work/err" &
+	fi
+	tracer=$!
+	for _ in $(seq 300); do
+		grep -qE 'Tracing|Recording' "$work/err" 2>/dev/null && break
+		sleep 0.1
+	done
+	kill -USR1 "$loop"
+	wait "$loop"
+	bpftool prog show -j | python3 -c '
+import json, sys
+runs = [p for p in json.load(sys.stdin) if p.get("name") == "batch" and p.get("run_cnt")]
+print("%.1f" % (sum(p["run_time_ns"] for p in runs) / int(sys.argv[1])))' "$events" >"$work/bpf"
+	kill -INT "$tracer" 2>/dev/null || true
+	wait "$tracer" || true
+	echo "$(cat "$work/ns") $(cat "$work/bpf")"
+}
+
+printf '%-8s %-5s %10s %10s %10s %12s\n' tracer clock ns/event overhead "in BPF" "the rest"
+read -r base _ < <(run none tsc)
+for config in "stat tsc" "stat vdso" "record tsc" "record vdso"; do
+	read -r tool clock <<<"$config"
+	read -r ns bpf < <(run "$tool" "$clock")
+	printf '%-8s %-5s %10.1f %10.1f %10.1f %12.1f\n' "$tool" "$clock" "$ns" \
+		"$(echo "$ns - $base" | bc -l)" "$bpf" "$(echo "$ns - $base - $bpf" | bc -l)"
+done
+echo "($iterations operations = $events events per run; untraced loop: $base ns/event)"
