@@ -445,6 +445,11 @@ $(OUTPUT)/bench/lttng_loop: bench/lttng_loop.c bench/lttng_tp.h | $(OUTPUT)/benc
 else
 BENCH_SRCS := $(filter-out bench/lttng_loop.c,$(BENCH_SRCS))
 endif
+# uftrace's loop: its function built with -pg, for uftrace record to trace.
+$(OUTPUT)/bench/uftrace_loop: bench/uftrace_loop.c | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -pg -o $@ $<
+
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS)) \
 	$(OUTPUT)/bench/probe_untraced-noplt
 

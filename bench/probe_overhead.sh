@@ -16,6 +16,9 @@
 #   lttng-ust        the same operations as LTTng-UST tracepoints under a
 #                    session (bench/lttng_overhead.sh, one round of it per
 #                    round here), over its own untraced loop; where built
+#   uftrace          uftrace record of the same loop as one -pg function
+#                    (bench/uftrace_loop.c: its entry and exit, two events),
+#                    over the same binary run alone; where uftrace is installed
 # Each traced configuration is checked to have counted or recorded every
 # event. Budget (DESIGN.md): the fast path's stat and record each cost at
 # most 0.10 x bpftrace's overhead per event.
@@ -79,6 +82,8 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 configs=(none stat record stat-vdso record-vdso stat-per-event record-per-event floor bpftrace)
 lttng=
 [ -x "$out/bench/lttng_loop" ] && command -v lttng >/dev/null && lttng=yes
+uftrace=
+[ -x "$out/bench/uftrace_loop" ] && command -v uftrace >/dev/null && uftrace=yes
 for round in $(seq "$rounds"); do
 	for config in "${configs[@]}"; do
 		echo "$(measure "$config")" >>"$work/$config.all"
@@ -89,6 +94,15 @@ for round in $(seq "$rounds"); do
 			"$work/lttng.out" >>"$work/lttng.all"
 		grep -o 'discarded per round: [0-9 ]*' "$work/lttng.out" | grep -o '[0-9]*' \
 			>>"$work/lttng.discarded" || true
+	fi
+	if [ -n "$uftrace" ]; then
+		alone=$("$out/bench/uftrace_loop" "$iterations")
+		traced=$(uftrace record --no-libcall -d "$work/uftrace.data" \
+			"$out/bench/uftrace_loop" "$iterations" | tail -n 1)
+		echo "$traced - $alone" | bc -l >>"$work/uftrace.all"
+		uftrace report -d "$work/uftrace.data" 2>/dev/null |
+			awk '$NF == "bench_operation" { print $(NF - 1) }' >>"$work/uftrace.counted"
+		rm -rf "$work/uftrace.data"
 	fi
 done
 for config in "${configs[@]}"; do
@@ -109,6 +123,11 @@ if [ -n "$lttng" ] && [ -s "$work/lttng.all" ]; then
 	printf '%-17s %10s %12.1f %14.3f\n' lttng-ust - "$lttng_over" \
 		"$(echo "$lttng_over / $bpftrace_over" | bc -l)"
 fi
+if [ -n "$uftrace" ] && [ -s "$work/uftrace.all" ]; then
+	uftrace_over=$(median <"$work/uftrace.all")
+	printf '%-17s %10s %12.1f %14.3f\n' uftrace - "$uftrace_over" \
+		"$(echo "$uftrace_over / $bpftrace_over" | bc -l)"
+fi
 echo "($iterations operations = $events events per run, median of $rounds rounds;"
 echo " overhead = ns/event over the untraced loop of the same run)"
 for config in stat stat-vdso stat-per-event record record-vdso record-per-event; do
@@ -118,6 +137,11 @@ if [ -n "$lttng" ] && [ -s "$work/lttng.all" ]; then
 	echo "lttng-ust: events discarded per round: $(tr '\n' ' ' <"$work/lttng.discarded")"
 else
 	echo "lttng-ust: not measured (no bench/lttng_loop or lttng here: liblttng-ust-dev, lttng-tools)"
+fi
+if [ -n "$uftrace" ] && [ -s "$work/uftrace.all" ]; then
+	echo "uftrace: calls recorded per round (of $iterations): $(tr '\n' ' ' <"$work/uftrace.counted")"
+else
+	echo "uftrace: not measured (no bench/uftrace_loop or uftrace here: Debian's uftrace)"
 fi
 verdict() { bc -l | sed 's/1/ok/;s/0/OVER/'; }
 # A configuration that lost events did less than the work measured: not within budget.

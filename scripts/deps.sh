@@ -19,6 +19,7 @@ packages=(
 	bc time				# the benchmarks' arithmetic and peak memory
 	python3-dev python3-numpy	# the optrace Python module, the Python demo
 	lttng-tools liblttng-ust-dev	# LTTng-UST, the benchmarks' overhead anchor
+	uftrace				# uftrace, another of bench/probe_overhead.sh's anchors
 	clang-format cppcheck		# make format-check, make lint
 	protobuf-compiler python3-protobuf	# decoding export --perfetto in the tests
 	libmicrohttpd-dev prometheus	# optrace serve; the real Prometheus of its tests
