@@ -141,10 +141,9 @@ int cmd_dump(int argc, char **argv)
 		return 2;
 	if (env.all)
 		for_each_liboptrace_process(add_found, NULL);
-	if (env.all && !env.pid_count) {
+	/* -a on a node with no runtime: nothing to show, which is no failure */
+	if (env.all && !env.pid_count && !common_flags.json)
 		diag("no process maps liboptrace now");
-		return 1;
-	}
 	print.width = text_output_width(stdout, common_flags.wide || common_flags.json);
 	print.idle_threads = env.idle;
 	if (common_flags.json)
@@ -159,6 +158,11 @@ int cmd_dump(int argc, char **argv)
 				say_why(env.pids[i], err);
 				failed++;
 			}
+			continue;
+		}
+		/* -a: a process that maps liboptrace but never called it (a tool) */
+		if (env.all && !view.thread_count) {
+			process_view_free(&view);
 			continue;
 		}
 		if (common_flags.json) {
