@@ -455,7 +455,7 @@ BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS)) \
 
 $(OUTPUT)/bench/%: bench/%.c $(LIBOPTRACE) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_OPTRACE)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_OPTRACE) -lpthread
 
 # The same calls from a caller built with -fno-plt (one indirect call, no PLT).
 $(OUTPUT)/bench/%-noplt: bench/%.c $(LIBOPTRACE) | $(OUTPUT)/bench
