@@ -338,32 +338,14 @@ int gpu_dropped(struct pt_regs *ctx)
  */
 #define RECENT_STRINGS 4
 
-/*
- * A batch is copied at once into this CPU's scratch space, its strings sent
- * from there and the whole copied into the ring buffer. A program preempted
- * on this CPU may hold it: busy says so, and a batch that finds it busy
- * reads its events one by one instead.
- */
-struct scratch {
-	__u32 busy;
-	__u32 pad;
-	struct record_batch batch;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct scratch);
-} scratch SEC(".maps");
-
 struct string_walk {
 	__u64 pid_tgid;
 	__u64 events;
-	struct record_batch *copy; /* the events copied, or NULL: read them */
+	struct record_batch *copy; /* the events in their reservation, or NULL: read them */
 	__u64 recent[RECENT_STRINGS];
 	__u32 next_recent;
-	bool unreadable; /* a flag, not a count: the verifier must see iterations alike */
+	bool unreadable;	   /* a flag, not a count: the verifier must see iterations alike */
+	struct optrace_event read; /* an event read from the process, without a reservation */
 };
 
 static __always_inline void send_string_once(struct string_walk *walk, __u64 address)
@@ -381,18 +363,18 @@ static __always_inline void send_string_once(struct string_walk *walk, __u64 add
 static int send_event_strings(__u32 index, struct string_walk *walk)
 {
 	__u64 strings[OPTRACE_EVENT_MAX_STRINGS] = { 0 };
-	struct optrace_event event;
+	const struct optrace_event *event = &walk->read;
 
 	if (walk->copy) {
 		if (index >= OPTRACE_BATCH_EVENTS)
 			return 1;
-		event = walk->copy->events[index];
-	} else if (read_event(&event, walk->events, index)) {
+		event = &walk->copy->events[index]; /* in place: no copy per event */
+	} else if (read_event(&walk->read, walk->events, index)) {
 		walk->unreadable = true;
 		return 1;
 	}
 	/* the decoder keeps no copy: task_begin's names are task_launch's */
-	optrace_event_strings(&event, false, strings);
+	optrace_event_strings(event, false, strings);
 	send_string_once(walk, strings[0]);
 	send_string_once(walk, strings[1]);
 	return 0;
@@ -455,34 +437,34 @@ int USDT_PROBE(batch, __u64 events_address, __u32 count, __u32 tid, __u64 sequen
 	struct string_walk walk = { .pid_tgid = bpf_get_current_pid_tgid(),
 				    .events = events_address };
 
-	struct scratch *copy;
-	__u32 zero = 0;
-	__u64 size;
-
 	TARGETS_ONLY();
 	if (count == 0 || count > OPTRACE_BATCH_EVENTS) {
 		count_losses(RECORD_LOSS_BATCH_BAD, count ? count : 1);
 		return 0;
 	}
-	copy = bpf_map_lookup_elem(&scratch, &zero);
-	if (copy && __sync_val_compare_and_swap(&copy->busy, 0, 1) == 0) {
-		struct record_batch *batch = &copy->batch;
+	/*
+	 * A full batch: read at once into its reservation, its strings sent
+	 * from there, and submitted: one copy of the events.
+	 */
+	if (count > RECORD_BATCH_SMALL) {
+		struct record_batch *batch =
+			bpf_ringbuf_reserve(&events, RECORD_BATCH_SIZE(OPTRACE_BATCH_EVENTS), 0);
 
-		size = (__u64)count * sizeof(struct optrace_event);
-		if (size > sizeof(batch->events) ||
-		    bpf_probe_read_user(batch->events, size, (void *)events_address)) {
-			copy->busy = 0;
+		if (!batch) {
+			count_losses(RECORD_LOSS_RINGBUF_FULL, count);
+			return 0;
+		}
+		if (bpf_probe_read_user(batch->events,
+					OPTRACE_BATCH_EVENTS * sizeof(struct optrace_event),
+					(void *)events_address)) {
 			count_losses(RECORD_LOSS_BATCH_BAD, count);
+			bpf_ringbuf_discard(batch, BPF_RB_NO_WAKEUP);
 			return 0;
 		}
 		walk.copy = batch;
 		bpf_loop(count, send_event_strings, &walk, 0);
 		fill_batch_head(batch, &walk, count, tid, sequence);
-		size += RECORD_BATCH_SIZE(0);
-		if (size > sizeof(*batch) ||
-		    bpf_ringbuf_output(&events, batch, size, BPF_RB_NO_WAKEUP))
-			count_losses(RECORD_LOSS_RINGBUF_FULL, count);
-		copy->busy = 0;
+		bpf_ringbuf_submit(batch, BPF_RB_NO_WAKEUP);
 		return 0;
 	}
 	bpf_loop(count, send_event_strings, &walk, 0);
