@@ -69,7 +69,7 @@ int USDT_PROBE(op_end, __u64 op, int status)
 	struct event_place place = current_place(false);
 
 	if (in_window(now))
-		on_op_end(&place, now, op, status);
+		on_op_end(&place, now, op, status, NULL);
 	return 0;
 }
 
@@ -209,6 +209,7 @@ struct {
 
 struct batch_walk {
 	struct event_place place;
+	struct op_cache ops;
 	struct scratch *copy; /* the events copied */
 	__u32 first;	      /* index of the first event to count in copy */
 };
@@ -231,7 +232,8 @@ static int count_event(__u32 index, struct batch_walk *walk)
 			    event->op_begin.depth, event->op_begin.name);
 		break;
 	case OPTRACE_EVENT_OP_END:
-		on_op_end(place, event->time_ns, event->op_end.op, event->op_end.status);
+		on_op_end(place, event->time_ns, event->op_end.op, event->op_end.status,
+			  &walk->ops);
 		break;
 	case OPTRACE_EVENT_OP_MODE:
 		on_op_mode(place, event->op_mode.op, event->op_mode.mode, event->op_mode.reason);
