@@ -10,6 +10,7 @@
 #
 # Usage: bench/fastpath_breakdown.sh [OUTPUT_DIR] [ITERATIONS]   (as root)
 set -euo pipefail
+. "$(dirname "$0")/attached.sh"
 out=${1:-.output}
 iterations=${2:-300000}
 events=$((2 * iterations))
@@ -36,10 +37,7 @@ run() {
 		"$out/bin/optrace" record -p "$loop" -o "$work/capture" 2>"$work/err" &
 	fi
 	tracer=$!
-	for _ in $(seq 300); do
-		grep -qE 'Tracing|Recording' "$work/err" 2>/dev/null && break
-		sleep 0.1
-	done
+	wait_attached "$work/err" "$tool"
 	kill -USR1 "$loop"
 	wait "$loop"
 	bpftool prog show -j | python3 -c '

@@ -10,6 +10,7 @@
 #
 # Usage: bench/fastpath_threads.sh [OUTPUT_DIR] [ITERATIONS_PER_THREAD] [ROUNDS]   (as root)
 set -euo pipefail
+. "$(dirname "$0")/attached.sh"
 out=${1:-.output}
 iterations=${2:-100000}
 rounds=${3:-3}
@@ -27,10 +28,7 @@ run() {
 	record) "$out/bin/optrace" record -p "$loop" -o "$work/capture" 2>"$work/err" & tracer=$! ;;
 	esac
 	if [ -n "$tracer" ]; then
-		for _ in $(seq 300); do
-			grep -qE 'Tracing|Recording' "$work/err" 2>/dev/null && break
-			sleep 0.1
-		done
+		wait_attached "$work/err" "$tool"
 	fi
 	kill -USR1 "$loop"
 	wait "$loop"

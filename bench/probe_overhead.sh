@@ -25,6 +25,7 @@
 #
 # Usage: bench/probe_overhead.sh [OUTPUT_DIR] [ITERATIONS] [ROUNDS]   (as root)
 set -euo pipefail
+. "$(dirname "$0")/attached.sh"
 out=${1:-.output}
 iterations=${2:-1000000}
 rounds=${3:-3}
@@ -55,11 +56,7 @@ measure() {
 		;;
 	esac
 	if [ -n "$tracer" ]; then
-		for _ in $(seq 300); do
-			grep -qE 'Tracing|Recording' "$work/err" 2>/dev/null && break
-			sleep 0.1
-		done
-		grep -qE 'Tracing|Recording' "$work/err" || { echo "$config did not attach:" >&2; cat "$work/err" >&2; exit 1; }
+		wait_attached "$work/err" "$config"
 	fi
 	kill -USR1 "$loop"
 	wait "$loop"

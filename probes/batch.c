@@ -128,7 +128,6 @@ void optrace_batch_in_child(struct thread_state *t)
 static struct optrace_batch *claim_buffer(uint32_t tid)
 {
 	struct optrace_batch *batch;
-	uint64_t head;
 
 	for (batch = registry_first(); batch; batch = registry_next(batch)) {
 		uint32_t free_tid = 0;
@@ -145,11 +144,7 @@ static struct optrace_batch *claim_buffer(uint32_t tid)
 	batch->event_size = sizeof(struct optrace_event);
 	batch->capacity = OPTRACE_BATCH_EVENTS;
 	batch->tid = tid;
-	head = __atomic_load_n(&registry.head, __ATOMIC_RELAXED);
-	do {
-		batch->next = head;
-	} while (!__atomic_compare_exchange_n(&registry.head, &head, (uintptr_t)batch, false,
-					      __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	optrace_registry_push(&registry.head, &batch->next, batch);
 	return batch;
 }
 

@@ -65,6 +65,20 @@ static inline struct optrace_thread_view *optrace_view_of(struct thread_state *t
 }
 
 /*
+ * Puts node (whose next field is *next) at the head of a registry that
+ * tracers walk from outside: lock-free, and whole before it is seen.
+ */
+static inline void optrace_registry_push(uint64_t *head, uint64_t *next, void *node)
+{
+	uint64_t old = __atomic_load_n(head, __ATOMIC_RELAXED);
+
+	do {
+		*next = old;
+	} while (!__atomic_compare_exchange_n(head, &old, (uintptr_t)node, false, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+}
+
+/*
  * probes/thread.c: the thread's exit and the process's forks reach the
  * batch buffer and the view of every thread that called optrace_thread_watch().
  */

@@ -45,7 +45,6 @@ static struct optrace_thread_view *registry_next(const struct optrace_thread_vie
 static struct optrace_thread_view *claim_view(uint32_t tid)
 {
 	struct optrace_thread_view *view;
-	uint64_t head;
 
 	for (view = registry_first(); view; view = registry_next(view)) {
 		uint32_t free_tid = 0;
@@ -60,11 +59,7 @@ static struct optrace_thread_view *claim_view(uint32_t tid)
 	memset(view, 0, sizeof(*view));
 	view->magic = OPTRACE_VIEW_MAGIC;
 	view->tid = tid;
-	head = __atomic_load_n(&registry.head, __ATOMIC_RELAXED);
-	do {
-		view->next = head;
-	} while (!__atomic_compare_exchange_n(&registry.head, &head, (uintptr_t)view, false,
-					      __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	optrace_registry_push(&registry.head, &view->next, view);
 	return view;
 }
 

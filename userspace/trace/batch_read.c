@@ -46,8 +46,7 @@ int process_read_string(pid_t pid, uint64_t address, char *text, size_t size, bo
 	return 0;
 }
 
-/* The threads of process pid now; MAX_BUFFERS / 4 if they cannot be counted. */
-static int thread_count(pid_t pid)
+int process_thread_count(pid_t pid, int limit)
 {
 	char path[64];
 	struct dirent *entry;
@@ -57,8 +56,8 @@ static int thread_count(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	dir = opendir(path);
 	if (!dir)
-		return MAX_BUFFERS / 4;
-	while ((entry = readdir(dir)) && count < MAX_BUFFERS / 4)
+		return limit;
+	while ((entry = readdir(dir)) && count < limit)
 		count += entry->d_name[0] != '.';
 	closedir(dir);
 	return count;
@@ -130,7 +129,7 @@ int batch_read_process(pid_t pid, batch_read_fn fn, void *ctx)
 	 * a walk longer than a few times its threads, or one that comes back
 	 * to where it was, is a loop that a hostile process made.
 	 */
-	limit = 4 * thread_count(pid) + 64;
+	limit = 4 * process_thread_count(pid, MAX_BUFFERS / 4) + 64;
 	address = registry.head;
 	for (int i = 0; address && i < limit; i++) {
 		err = read_buffer(pid, address, &head, events, fn, ctx, &read);

@@ -33,6 +33,9 @@ typedef int (*batch_read_fn)(void *ctx, pid_t pid, uint32_t tid, uint64_t addres
  */
 int batch_read_process(pid_t pid, batch_read_fn fn, void *ctx);
 
+/* The threads of process pid now, to bound a registry's walk; limit if more or unknown. */
+int process_thread_count(pid_t pid, int limit);
+
 /* Reads size bytes at address of process pid; 0 or -errno. */
 int process_read(pid_t pid, uint64_t address, void *buffer, size_t size);
 

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,24 +38,6 @@ static bool live_thread(pid_t pid, uint32_t tid, char *comm, size_t size)
 		return false;
 	read_comm(path, comm, size);
 	return true;
-}
-
-/* The threads of process pid now, to bound the walk; a guess if they cannot be counted. */
-static int thread_count(pid_t pid)
-{
-	char path[64];
-	struct dirent *entry;
-	int count = 0;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	dir = opendir(path);
-	if (!dir)
-		return MAX_VIEWS / 4;
-	while ((entry = readdir(dir)) && count < MAX_VIEWS / 4)
-		count += entry->d_name[0] != '.';
-	closedir(dir);
-	return count;
 }
 
 /* A string of the process: "" for none, "(unreadable)" where it cannot be read. */
@@ -204,7 +185,7 @@ int view_read_process(pid_t pid, struct process_view *view)
 	 * As batch_read.c's walk: a few times the threads at most, and never
 	 * back to a view already read (a loop a hostile process made).
 	 */
-	limit = 4 * thread_count(pid) + 64;
+	limit = 4 * process_thread_count(pid, MAX_VIEWS / 4) + 64;
 	in = malloc(sizeof(*in));
 	visits = calloc((size_t)limit, sizeof(*visits));
 	view->threads = calloc((size_t)limit, sizeof(*view->threads));
