@@ -151,6 +151,8 @@ complete() {
 }
 echo "budget: stat <= 0.10 x bpftrace: $(echo "$stat - $none <= 0.10 * $bpftrace_over" | verdict);" \
 	"record <= 0.10 x bpftrace: $(echo "$record - $none <= 0.10 * $bpftrace_over" | verdict)"
+echo "goal (issue 26): stat <= 0.035 x bpftrace: $(echo "$stat - $none <= 0.035 * $bpftrace_over" | verdict);" \
+	"record <= 0.025 x bpftrace: $(echo "$record - $none <= 0.025 * $bpftrace_over" | verdict)"
 echo "complete: stat $(complete stat); record $(complete record)"
 if [ -n "${lttng_over:-}" ]; then
 	echo "goal: stat < lttng-ust: $(echo "$stat - $none < $lttng_over" | verdict);" \
