@@ -81,6 +81,7 @@ lttng=
 [ -x "$out/bench/lttng_loop" ] && command -v lttng >/dev/null && lttng=yes
 uftrace=
 [ -x "$out/bench/uftrace_loop" ] && command -v uftrace >/dev/null && uftrace=yes
+uftrace_loop=$(readlink -f "$out/bench/uftrace_loop")
 for round in $(seq "$rounds"); do
 	for config in "${configs[@]}"; do
 		echo "$(measure "$config")" >>"$work/$config.all"
@@ -93,9 +94,10 @@ for round in $(seq "$rounds"); do
 			>>"$work/lttng.discarded" || true
 	fi
 	if [ -n "$uftrace" ]; then
-		alone=$("$out/bench/uftrace_loop" "$iterations")
-		traced=$(uftrace record --no-libcall -d "$work/uftrace.data" \
-			"$out/bench/uftrace_loop" "$iterations" | tail -n 1)
+		# in $work: a -pg program leaves its gmon.out where it runs
+		alone=$(cd "$work" && "$uftrace_loop" "$iterations")
+		traced=$(cd "$work" && uftrace record --no-libcall -d "$work/uftrace.data" \
+			"$uftrace_loop" "$iterations" | tail -n 1)
 		echo "$traced - $alone" | bc -l >>"$work/uftrace.all"
 		uftrace report -d "$work/uftrace.data" 2>/dev/null |
 			awk '$NF == "bench_operation" { print $(NF - 1) }' >>"$work/uftrace.counted"
