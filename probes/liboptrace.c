@@ -282,9 +282,8 @@ void optrace_op_fallback(uint64_t op, int reason, const char *detail)
 uint64_t optrace_task_launch(uint64_t op, const char *task_name, uint32_t points)
 {
 	struct thread_state *t = &optrace_thread;
-	uint64_t task, root = op;
-
 	struct optrace_thread_view *view = optrace_view_of(t);
+	uint64_t task, root = op;
 
 	if (!optrace_any_armed())
 		return 0;

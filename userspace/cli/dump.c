@@ -150,7 +150,7 @@ int cmd_dump(int argc, char **argv)
 		fputs("{\"processes\": [", stdout);
 	for (int i = 0; i < env.pid_count; i++) {
 		struct process_view view;
-		int err = view_read_process(env.pids[i], &view);
+		int err = view_read_process(env.pids[i], &view, 0);
 
 		if (err) {
 			/* -a: a process that ended or was never ours since the scan is no error */

@@ -160,7 +160,7 @@ static bool oldest_open(void *ctx, __u32 tgid, uint64_t *op_ns, uint64_t *point_
 	struct process_view view;
 
 	(void)ctx;
-	if (view_read_process((pid_t)tgid, &view))
+	if (view_read_process((pid_t)tgid, &view, VIEW_READ_AGES))
 		return false;
 	process_view_oldest(&view, op_ns, point_ns);
 	process_view_free(&view);

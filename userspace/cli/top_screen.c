@@ -121,7 +121,7 @@ static void print_stuck(FILE *out, const struct top_screen *screen, __u32 only_t
 		struct process_view view;
 
 		if ((only_tgid && screen->seen[p] != only_tgid) ||
-		    view_read_process((pid_t)screen->seen[p], &view))
+		    view_read_process((pid_t)screen->seen[p], &view, 0))
 			continue;
 		for (size_t t = 0; t < view.thread_count; t++) {
 			const struct view_thread *thread = &view.threads[t];

@@ -63,7 +63,7 @@ static uint64_t checked_time(const struct process_view *view, uint64_t ns)
 }
 
 static void take_ops(pid_t pid, const struct process_view *view,
-		     const struct optrace_thread_view *in, struct view_thread *out)
+		     const struct optrace_thread_view *in, struct view_thread *out, bool names)
 {
 	out->depth = in->depth;
 	out->op_count = in->depth < OPTRACE_VIEW_DEPTH ? in->depth : OPTRACE_VIEW_DEPTH;
@@ -75,6 +75,8 @@ static void take_ops(pid_t pid, const struct process_view *view,
 		o->begin_ns = checked_time(view, op->begin_ns);
 		o->mode = op->mode ? op->mode - 1 : -1;
 		o->reason = op->reason;
+		if (!names)
+			continue;
 		read_text(pid, op->name, o->name, sizeof(o->name));
 		if (!o->name[0])
 			snprintf(o->name, sizeof(o->name), "(unnamed)");
@@ -83,7 +85,7 @@ static void take_ops(pid_t pid, const struct process_view *view,
 }
 
 static void take_points(pid_t pid, const struct process_view *view,
-			const struct optrace_thread_view *in, struct view_thread *out)
+			const struct optrace_thread_view *in, struct view_thread *out, bool names)
 {
 	out->point_count = 0;
 	for (int i = 0; i < OPTRACE_VIEW_POINTS; i++) {
@@ -97,14 +99,15 @@ static void take_points(pid_t pid, const struct process_view *view,
 		o->point = p->point;
 		o->processor = p->processor;
 		o->variant = p->variant;
-		read_text(pid, p->name, o->name, sizeof(o->name));
+		if (names)
+			read_text(pid, p->name, o->name, sizeof(o->name));
 		out->point_count++;
 	}
 }
 
 /* One view at address into out; 1 if it is a live thread's, 0 if free or gone, -EPROTO. */
 static int take_view(pid_t pid, struct process_view *view, uint64_t address,
-		     struct optrace_thread_view *in, struct view_thread *out)
+		     struct optrace_thread_view *in, struct view_thread *out, bool names)
 {
 	if (process_read(pid, address, in, sizeof(*in)))
 		return -EPROTO;
@@ -117,8 +120,8 @@ static int take_view(pid_t pid, struct process_view *view, uint64_t address,
 		return 0;
 	}
 	out->tid = in->tid;
-	take_ops(pid, view, in, out);
-	take_points(pid, view, in, out);
+	take_ops(pid, view, in, out, names);
+	take_points(pid, view, in, out, names);
 	out->waiting = in->waiting == 1;
 	out->wait_kind = in->wait_kind;
 	out->wait_op = in->wait_op;
@@ -152,12 +155,29 @@ static int by_tid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int view_read_process(pid_t pid, struct process_view *view)
+/* Room for one more thread in view; false without memory. */
+static bool room_for_thread(struct process_view *view, size_t *capacity)
+{
+	struct view_thread *grown;
+	size_t wanted = *capacity ? 2 * *capacity : 16;
+
+	if (view->thread_count < *capacity)
+		return true;
+	grown = realloc(view->threads, wanted * sizeof(*grown));
+	if (!grown)
+		return false;
+	view->threads = grown;
+	*capacity = wanted;
+	return true;
+}
+
+int view_read_process(pid_t pid, struct process_view *view, unsigned int flags)
 {
 	struct optrace_view_registry registry;
 	struct optrace_runtime_info info;
 	struct optrace_thread_view *in = NULL;
 	uint64_t address = 0, *visits = NULL;
+	size_t capacity = 0;
 	char path[64];
 	int err, limit;
 
@@ -188,15 +208,14 @@ int view_read_process(pid_t pid, struct process_view *view)
 	limit = 4 * process_thread_count(pid, MAX_VIEWS / 4) + 64;
 	in = malloc(sizeof(*in));
 	visits = calloc((size_t)limit, sizeof(*visits));
-	view->threads = calloc((size_t)limit, sizeof(*view->threads));
-	if (!in || !visits || !view->threads) {
+	if (!in || !visits) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	view->now_ns = clock_ns(CLOCK_MONOTONIC);
 	address = registry.head;
 	for (int i = 0; address && i < limit; i++) {
-		struct view_thread *out = &view->threads[view->thread_count];
+		struct view_thread *out;
 		int taken;
 
 		/* back where it was: a loop (a registry only grows at its head) */
@@ -205,7 +224,13 @@ int view_read_process(pid_t pid, struct process_view *view)
 			break;
 		}
 		visits[i] = address;
-		taken = take_view(pid, view, address, in, out);
+		if (!room_for_thread(view, &capacity)) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		out = &view->threads[view->thread_count];
+		memset(out, 0, sizeof(*out));
+		taken = take_view(pid, view, address, in, out, !(flags & VIEW_READ_AGES));
 
 		if (taken < 0) {
 			view->rejected++;
@@ -213,8 +238,6 @@ int view_read_process(pid_t pid, struct process_view *view)
 		}
 		if (taken && !seen_thread(view, out->tid))
 			view->thread_count++;
-		else
-			memset(out, 0, sizeof(*out));
 		address = in->next;
 	}
 	/* the process's first thread first, then as they were made */

@@ -63,13 +63,15 @@ struct process_view {
 	unsigned int rejected;	     /* views that made no sense (a hostile or torn read) */
 };
 
+/* Ages only: the names and call sites are not read ("" in the view). */
+#define VIEW_READ_AGES 1u
+
 /*
- * Reads process pid's views into view. 0, or a negative errno: -ESRCH (no
- * such process), -ENOENT (no liboptrace), -ENOTSUP (a liboptrace older
- * than the views), -EPROTO (a registry that makes no sense), -ENOMEM, or
- * what process_vm_readv said (-EPERM).
+ * Reads process pid's views into view (flags: VIEW_READ_AGES, or 0). 0, or a negative errno: -ESRCH
+ * (no such process), -ENOENT (no liboptrace), -ENOTSUP (a liboptrace older than the views), -EPROTO
+ * (a registry that makes no sense), -ENOMEM, or what process_vm_readv said (-EPERM).
  */
-int view_read_process(pid_t pid, struct process_view *view);
+int view_read_process(pid_t pid, struct process_view *view, unsigned int flags);
 
 void process_view_free(struct process_view *view);
 
