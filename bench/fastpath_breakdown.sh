@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # Where a fast-path event's nanoseconds go, for stat and record, each with
-# the TSC clock and with OPTRACE_CLOCK=vdso, in one run: the loop's ns per
+# OPTRACE_CLOCK=tsc and with the default vDSO clock, in one run: the loop's ns per
 # event traced and untraced, and the batch program's own run time per event
 # (bpf_prog_info.run_time_ns / events, with kernel.bpf_stats_enabled=1
 # for the run). The rest of the overhead is the library's (the clock, the
@@ -50,7 +50,7 @@ print("%.1f" % (sum(p["run_time_ns"] for p in runs) / int(sys.argv[1])))' "$even
 }
 
 printf '%-8s %-5s %10s %10s %10s %12s\n' tracer clock ns/event overhead "in BPF" "the rest"
-read -r base _ < <(run none tsc)
+read -r base _ < <(run none vdso)
 for config in "stat tsc" "stat vdso" "record tsc" "record vdso"; do
 	read -r tool clock <<<"$config"
 	read -r ns bpf < <(run "$tool" "$clock")

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The fast path's timestamps: CLOCK_MONOTONIC nanoseconds, the clock of
- * bpf_ktime_get_ns(), as the event layout says. Where the TSC is invariant
- * and the kernel itself keeps time with it (clocksource tsc), an event reads
+ * bpf_ktime_get_ns(), as the event layout says. With OPTRACE_CLOCK=tsc,
+ * where the TSC is invariant and the kernel itself keeps time with it
+ * (clocksource tsc), an event reads
  * the TSC (about a third of a vDSO clock_gettime here) and converts it from
  * its thread's last anchor, a (TSC, CLOCK_MONOTONIC) pair read through the
  * vDSO at most a few milliseconds before, at the rate the two last anchors
  * give: the conversion is the vDSO's own, with the error of a rate over a
- * few milliseconds (tens of ns at most) and never backwards. Elsewhere, and
- * with OPTRACE_CLOCK=vdso, every event reads the vDSO.
+ * few milliseconds (up to a few hundred ns) and never backwards. Otherwise
+ * every event reads the vDSO: exact, and the default.
  */
 #ifndef OPTRACE_PROBES_CLOCK_H
 #define OPTRACE_PROBES_CLOCK_H

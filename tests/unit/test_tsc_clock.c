@@ -6,6 +6,7 @@
  * and never go backwards.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "../../probes/clock.c"
@@ -45,6 +46,11 @@ END_TEST
 
 int main(void)
 {
+	/* the TSC is asked for (the library's constructor read no OPTRACE_CLOCK) */
+	setenv("OPTRACE_CLOCK", "tsc", 1);
+#if defined(__x86_64__)
+	choose_clock();
+#endif
 	Suite *suite = suite_create("tsc_clock");
 	TCase *tc = tcase_create("clock");
 
