@@ -354,6 +354,15 @@ $(OUTPUT)/tests/test_%: tests/*/test_%.c $(TEST_HELPER_OBJS) $(LIBOPTRACE) | $(P
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPER_OBJS) $(LINK_OPTRACE) -lelf -lz -lcrypt -lutil \
 		$(CHECK_LIBS)
 
+# Legion Prof's legacy viewer data from profiles, for docs/legion.md's pictures
+# (scripts/legion-legacy-picture.sh): the project's Legion reader, not optrace.
+LEGION_LEGACY := $(OUTPUT)/tests/legion-legacy
+LEGION_READER_OBJS := $(filter-out %/lib_legion_write.o,$(filter $(OUTPUT)/tests/lib_legion_%.o,$(TEST_HELPER_OBJS))) \
+	$(OUTPUT)/tests/lib_json_read.o
+$(LEGION_LEGACY): tests/tools/legion_legacy.c $(LEGION_READER_OBJS) | $(OUTPUT)/tests
+	$(call msg,TOOL,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(LEGION_READER_OBJS) -lz -lm
+
 # Programs the integration tests trace (a runtime with a pretend GPU).
 FIXTURES := $(OUTPUT)/tests/gpu_replay $(OUTPUT)/tests/idle_threads \
 	$(OUTPUT)/tests/hostile_batch $(OUTPUT)/tests/hostile_views $(OUTPUT)/tests/overlap_points \

@@ -71,6 +71,7 @@ ALLOWED_SKIPS = (
     "needs a GPU",
     "needs Slurm or MPI, which are not packaged here",
     "needs Legion Prof, which is not packaged here",
+    "needs a Legion checkout, Chromium and the npm registry",
     "runs every test suite, this one included",
     "a benchmark that runs for minutes",
     "installs Debian packages on this machine (CI runs it: scripts/check-packages.sh)",

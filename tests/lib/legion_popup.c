@@ -96,6 +96,14 @@ void legion_popup_legacy(const char *provenance, struct legion_popup *popup)
 			break;
 		pair = end + 1;
 	}
+	/* getMouseOver draws each line above the one before: the last pair is on top */
+	for (int i = 0, k = popup->count - 1; i < k; i++, k--) {
+		char swap[LEGION_POPUP_LINE];
+
+		memcpy(swap, popup->lines[i], sizeof(swap));
+		memcpy(popup->lines[i], popup->lines[k], sizeof(swap));
+		memcpy(popup->lines[k], swap, sizeof(swap));
+	}
 }
 
 const char *legion_popup_value(const struct legion_popup *popup, const char *key)

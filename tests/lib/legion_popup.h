@@ -7,8 +7,9 @@
  * (serde_json's map), else the text; the legacy HTML viewer
  * (tools/legion_prof_files/js/timeline.js, getMouseOver) splits the text
  * on '$' and, when that gives two parts, shows "k: v" for each '|' piece
- * of the second split on ',' (its first two parts), else "Provenance:
- * text".
+ * of the second split on ',' (its first two parts), drawn upwards, so
+ * that the last piece is the top line, else "Provenance: text". Lines are
+ * in the order a user reads them, top to bottom.
  */
 #ifndef OPTRACE_LEGION_POPUP_H
 #define OPTRACE_LEGION_POPUP_H

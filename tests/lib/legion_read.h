@@ -168,6 +168,12 @@ struct legion_provenance {
 	const char *text;
 };
 
+/* A TaskWaitInfo: a time the task of op_id waited. */
+struct legion_wait {
+	uint64_t op_id;
+	uint64_t start, ready, end;
+};
+
 /* An OperationInstance. */
 struct legion_op {
 	uint64_t op_id;
@@ -201,6 +207,8 @@ struct legion_summary {
 	size_t op_count;
 	struct legion_provenance *provenances; /* in file order */
 	size_t provenance_count;
+	struct legion_wait *waits; /* in file order */
+	size_t wait_count;
 };
 
 /*

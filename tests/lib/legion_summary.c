@@ -122,6 +122,10 @@ bool legion_note_record(struct legion_check *p, const struct legion_record *r)
 		return note_task(p, s, r);
 	case LEGION_APPLICATION_CALL_INFO:
 		return note_range(p, s, r);
+	case LEGION_TASK_WAIT_INFO:
+		APPEND(p, s->waits, s->wait_count,
+		       ((struct legion_wait){ r->v[0], r->v[3], r->v[4], r->v[5] }));
+		return true;
 	default:
 		return true;
 	}
@@ -315,5 +319,6 @@ void legion_summary_free(struct legion_summary *s)
 	free(s->ranges);
 	free(s->ops);
 	free(s->provenances);
+	free(s->waits);
 	memset(s, 0, sizeof(*s));
 }

@@ -174,7 +174,7 @@ static int compare_pairs(const void *a, const void *b)
 }
 
 /*
- * ["human$k1,v1|k2,v2,", {"k1": "v1", "k2": "v2"}] of the first count
+ * ["human$k2,v2|k1,v1,", {"k1": "v1", "k2": "v2"}] of the first count
  * pairs: the last ',' of the first part hides, from the legacy viewer's
  * split, the JSON that follows. out->overflow when it does not fit.
  */
@@ -185,11 +185,12 @@ static void out_provenance(struct text_out *out, const char *human,
 	out_legacy(out, human, HUMAN_MAX);
 	if (count)
 		out_raw(out, "$");
-	for (size_t i = 0; i < count; i++) {
+	/* last first: the legacy viewer stacks its lines upwards, the first at the bottom */
+	for (size_t i = count; i-- > 0;) {
 		out_legacy(out, pairs[i]->key, LINE_KEY_MAX);
 		out_raw(out, ",");
 		out_legacy(out, pairs[i]->value, LINE_VALUE_MAX);
-		out_raw(out, i + 1 < count ? "|" : ",");
+		out_raw(out, i ? "|" : ",");
 	}
 	out_raw(out, "\", {");
 	for (size_t i = 0; i < count; i++) {
