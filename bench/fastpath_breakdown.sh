@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # Where a fast-path event's nanoseconds go, for stat and record, each with
-# OPTRACE_CLOCK=tsc and with the default vDSO clock, in one run: the loop's ns per
+# the default clock ("tsc": the TSC through the kernel's vDSO parameters,
+# where they serve) and with OPTRACE_CLOCK=vdso, in one run: the loop's ns per
 # event traced and untraced, and the batch program's own run time per event
 # (bpf_prog_info.run_time_ns / events, with kernel.bpf_stats_enabled=1
 # for the run). The rest of the overhead is the library's (the clock, the

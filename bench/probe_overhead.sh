@@ -7,8 +7,9 @@
 #   none             no tracer
 #   stat             optrace stat -p PID: the fast path, counted in the kernel
 #   record           optrace record -p PID: the fast path, into a capture
-#   stat-tsc,        the same with OPTRACE_CLOCK=tsc in the loop: events
-#   record-tsc       stamped from the TSC, not the vDSO (the clock's share)
+#   stat-vdso,       the same with OPTRACE_CLOCK=vdso in the loop: events
+#   record-vdso      stamped by clock_gettime(), not from the TSC with the
+#                    kernel's parameters (the clock's share)
 #   stat-per-event   optrace stat --per-event: one uprobe hit per event
 #   record-per-event optrace record --per-event
 #   floor            empty BPF programs on the per-event probes (the uprobe floor)
@@ -37,16 +38,16 @@ events=$((2 * iterations))
 # Starts the loop paused, attaches the tracer (unless none), runs the loop.
 measure() {
 	local config=$1 loop tracer= clock=
-	case $config in *-tsc) clock=tsc ;; esac
+	case $config in *-vdso) clock=vdso ;; esac
 	OPTRACE_CLOCK=$clock "$out/bench/probe_loop" --wait -n "$iterations" >"$work/ns" &
 	loop=$!
 	sleep 0.2
 	case $config in
 	none) ;;
 	floor) "$out/bench/floor" "$loop" 2>"$work/err" & tracer=$! ;;
-	stat | stat-tsc) "$out/bin/optrace" stat -p "$loop" >"$work/out" 2>"$work/err" & tracer=$! ;;
+	stat | stat-vdso) "$out/bin/optrace" stat -p "$loop" >"$work/out" 2>"$work/err" & tracer=$! ;;
 	stat-per-event) "$out/bin/optrace" stat --per-event -p "$loop" >"$work/out" 2>"$work/err" & tracer=$! ;;
-	record | record-tsc) "$out/bin/optrace" record -p "$loop" -o "$work/capture" 2>"$work/err" & tracer=$! ;;
+	record | record-vdso) "$out/bin/optrace" record -p "$loop" -o "$work/capture" 2>"$work/err" & tracer=$! ;;
 	record-per-event) "$out/bin/optrace" record --per-event -p "$loop" -o "$work/capture" 2>"$work/err" & tracer=$! ;;
 	bpftrace)
 		bpftrace -p "$loop" -e "BEGIN { printf(\"Tracing...\\n\"); }
@@ -76,7 +77,7 @@ measure() {
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-configs=(none stat record stat-tsc record-tsc stat-per-event record-per-event floor bpftrace)
+configs=(none stat record stat-vdso record-vdso stat-per-event record-per-event floor bpftrace)
 lttng=
 [ -x "$out/bench/lttng_loop" ] && command -v lttng >/dev/null && lttng=yes
 uftrace=
@@ -129,7 +130,7 @@ if [ -n "$uftrace" ] && [ -s "$work/uftrace.all" ]; then
 fi
 echo "($iterations operations = $events events per run, median of $rounds rounds;"
 echo " overhead = ns/event over the untraced loop of the same run)"
-for config in stat stat-tsc stat-per-event record record-tsc record-per-event; do
+for config in stat stat-vdso stat-per-event record record-vdso record-per-event; do
 	echo "$config: operations counted per round (of $iterations): $(tr '\n' ' ' <"$work/$config.counted")"
 done
 if [ -n "$lttng" ] && [ -s "$work/lttng.all" ]; then

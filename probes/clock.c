@@ -1,5 +1,16 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The fast path's clock's cold half: whether the TSC serves, and anchors (clock.h). */
+/*
+ * The fast path's clock's cold half (clock.h): whether the TSC serves, and
+ * where the kernel keeps CLOCK_MONOTONIC's parameters in the vDSO data page.
+ *
+ * The page starts (or, before 6.13 on x86, is 128 bytes into) with the
+ * vdso_clock (vdso_data) of the high-resolution clocks
+ * (include/vdso/datapage.h): seq, clock_mode, cycle_last, then max_cycles
+ * where the kernel protects against overflow (6.x), mask, mult, shift and
+ * one (seconds, shifted nanoseconds) base per clock id. Both layouts are
+ * tried; one serves only if it says TSC mode with a full mask and its
+ * conversions fall, every time, between two clock_gettime() calls.
+ */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,53 +21,14 @@
 
 #include "clock.h"
 
-/* Fewer ticks between anchors give no rate worth having (2^20: about 0.3 ms). */
-#define MIN_RATE_TICKS (1ull << 20)
-/* An anchor read with more ticks between its two TSC reads was interrupted. */
-#define MAX_READ_TICKS (1ull << 11)
-
-bool optrace_tsc_usable;
-
-uint64_t optrace_clock_anchor(struct thread_state *t)
-{
-#if defined(__x86_64__)
-	struct tsc_clock *clock = &t->clock;
-	uint64_t before, ns, after, ticks;
-
-	if (!optrace_tsc_usable)
-		return optrace_now_ns();
-	for (int tries = 0;; tries++) {
-		before = __rdtsc();
-		ns = optrace_now_ns();
-		after = __rdtsc();
-		if (after - before < MAX_READ_TICKS || tries == 3)
-			break;
-	}
-	before += (after - before) / 2; /* the TSC when the vDSO read it, near enough */
-	if (ns < clock->last_ns)
-		ns = clock->last_ns; /* the last rate ran fast: never backwards */
-	ticks = before - clock->tsc;
-	if (clock->tsc && before > clock->tsc && ticks < MIN_RATE_TICKS) {
-		/* too close to the last anchor for a rate: it stays the base */
-		clock->last_ns = ns;
-		return ns;
-	}
-	/* A rate from this anchor and the last, if not too far apart. */
-	if (clock->tsc && before > clock->tsc && ns > clock->ns && ns - clock->ns < (1ull << 31))
-		clock->mult = ((ns - clock->ns) << 32) / ticks;
-	else
-		clock->mult = 0; /* the first, or idle for seconds: measure before trusting one */
-	clock->tsc = before;
-	clock->ns = ns;
-	clock->last_ns = ns;
-	return ns;
-#else
-	(void)t;
-	return optrace_now_ns();
-#endif
-}
+struct optrace_vclock optrace_vclock;
 
 #if defined(__x86_64__)
+/* VDSO_CLOCKMODE_TSC (arch/x86/include/asm/vdso/clocksource.h) */
+#define VDSO_CLOCKMODE_TSC 1
+/* the checks at load: conversions that must each fall between two vDSO reads */
+#define CHECKS 64
+
 /* An invariant TSC (CPUID 0x80000007 EDX bit 8), which the kernel keeps time with. */
 static bool tsc_is_the_clock(void)
 {
@@ -75,15 +47,81 @@ static bool tsc_is_the_clock(void)
 	return !strcmp(source, "tsc\n");
 }
 
+/* The start of this process's [vvar] mapping, or NULL. */
+static const unsigned char *vvar_page(void)
+{
+	unsigned long start = 0, end = 0;
+	char line[512];
+	FILE *maps = fopen("/proc/self/maps", "re");
+
+	if (!maps)
+		return NULL;
+	while (fgets(line, sizeof(line), maps)) {
+		size_t n = strlen(line);
+
+		if (n > 7 && !strcmp(line + n - 7, "[vvar]\n") &&
+		    sscanf(line, "%lx-%lx", &start, &end) == 2)
+			break;
+		start = end = 0;
+	}
+	fclose(maps);
+	/* the fields read lie in the first 256 bytes */
+	return start && end - start >= 4096 ? (const unsigned char *)start : NULL;
+}
+
+static uint64_t ordered_tsc(void)
+{
+	_mm_lfence();
+	return __rdtsc();
+}
+
+/* The layout with max_cycles (overflow) or without, checked against the vDSO. */
+static bool layout_serves(const unsigned char *page, bool overflow)
+{
+	size_t mask_at = overflow ? 24 : 16;
+	struct optrace_vclock vc = {
+		.seq = (const volatile uint32_t *)page,
+		.cycle_last = (const volatile uint64_t *)(page + 8),
+		.mult_shift = (const volatile uint32_t *)(page + mask_at + 8),
+		/* basetime[CLOCK_MONOTONIC], after basetime[CLOCK_REALTIME] */
+		.base = (const volatile uint64_t *)(page + mask_at + 16 + 16),
+	};
+	int checked = 0;
+
+	if (*(const volatile int32_t *)(page + 4) != VDSO_CLOCKMODE_TSC ||
+	    *(const volatile uint64_t *)(page + mask_at) != UINT64_MAX || !vc.mult_shift[0] ||
+	    !vc.mult_shift[1] || vc.mult_shift[1] > 32)
+		return false;
+	for (int tries = 0; checked < CHECKS && tries < 4 * CHECKS; tries++) {
+		uint64_t before, ns, after;
+
+		before = optrace_now_ns();
+		if (!optrace_vclock_convert(&vc, ordered_tsc(), &ns))
+			continue; /* the page was being written */
+		_mm_lfence();
+		after = optrace_now_ns();
+		if (ns < before || ns > after)
+			return false;
+		checked++;
+	}
+	if (checked < CHECKS)
+		return false;
+	optrace_vclock = vc;
+	return true;
+}
+
 __attribute__((constructor)) static void choose_clock(void)
 {
 	const char *choice = getenv("OPTRACE_CLOCK");
+	const unsigned char *page;
 
-	/*
-	 * Asked for only: the conversion is within tens to hundreds of ns of
-	 * the vDSO, not exact, so an event can sort before a CLOCK_MONOTONIC
-	 * time taken just after it elsewhere (a CUDA call's, read ahead).
-	 */
-	optrace_tsc_usable = choice && !strcmp(choice, "tsc") && tsc_is_the_clock();
+	optrace_vclock.seq = NULL;
+	if ((choice && !strcmp(choice, "vdso")) || !tsc_is_the_clock())
+		return;
+	page = vvar_page();
+	/* the page's start (6.13 on), or 128 bytes in (x86's vvar page before) */
+	for (size_t at = 0; page && at <= 128; at += 128)
+		if (layout_serves(page + at, true) || layout_serves(page + at, false))
+			return;
 }
 #endif

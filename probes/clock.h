@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The fast path's timestamps: CLOCK_MONOTONIC nanoseconds, the clock of
- * bpf_ktime_get_ns(), as the event layout says. With OPTRACE_CLOCK=tsc,
- * where the TSC is invariant and the kernel itself keeps time with it
- * (clocksource tsc), an event reads
- * the TSC (about a third of a vDSO clock_gettime here) and converts it from
- * its thread's last anchor, a (TSC, CLOCK_MONOTONIC) pair read through the
- * vDSO at most a few milliseconds before, at the rate the two last anchors
- * give: the conversion is the vDSO's own, with the error of a rate over a
- * few milliseconds (up to a few hundred ns) and never backwards. Otherwise
- * every event reads the vDSO: exact, and the default.
+ * bpf_ktime_get_ns(), as the event layout says, and exactly the time the
+ * vDSO's clock_gettime() would give for the same TSC value.
+ *
+ * Where the TSC is invariant and the kernel keeps time with it
+ * (clocksource tsc), an event reads the TSC and converts it as the vDSO
+ * does, with the kernel's own parameters for CLOCK_MONOTONIC (cycle_last,
+ * mult, shift, base), read from the vDSO data page ([vvar]) under its
+ * sequence count: no function call, no fence, no division. The page's
+ * layout is the kernel's, not an ABI, so it is used only after it has
+ * been found and checked when the library loads (clock.c): every
+ * conversion must fall between two clock_gettime() calls. Elsewhere, in a
+ * time namespace, with OPTRACE_CLOCK=vdso, or whenever the page is being
+ * updated or the TSC is far past cycle_last, events read clock_gettime().
  */
 #ifndef OPTRACE_PROBES_CLOCK_H
 #define OPTRACE_PROBES_CLOCK_H
@@ -23,9 +27,6 @@
 
 #include "thread.h"
 
-/* Ticks an anchor serves for: past them, a new one (2^25: about 11 ms at 3 GHz). */
-#define OPTRACE_TSC_SPAN (1ull << 25)
-
 /* CLOCK_MONOTONIC through the vDSO. */
 static inline uint64_t optrace_now_ns(void)
 {
@@ -35,32 +36,57 @@ static inline uint64_t optrace_now_ns(void)
 	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
-/* Whether events read the TSC (decided when the library loads). */
-extern bool optrace_tsc_usable OPTRACE_INTERNAL;
+/* The kernel's CLOCK_MONOTONIC parameters in the vDSO data page. */
+struct optrace_vclock {
+	const volatile uint32_t *seq; /* NULL: events read clock_gettime() */
+	const volatile uint64_t *cycle_last;
+	const volatile uint32_t *mult_shift; /* mult, then shift */
+	const volatile uint64_t *base;	     /* seconds, then nanoseconds << shift */
+};
 
-/* A new anchor for t's clock (or the vDSO's time alone); the time now. */
-uint64_t optrace_clock_anchor(struct thread_state *t) OPTRACE_INTERNAL;
+/* Found and checked when the library loads. */
+extern struct optrace_vclock optrace_vclock OPTRACE_INTERNAL;
 
-/* The time of an event of thread t. */
+/*
+ * What the vDSO computes for cycles, if the page held still and cycles is
+ * less than 2^32 past cycle_last (the vDSO's own slow cases are left to it).
+ */
+static inline bool optrace_vclock_convert(const struct optrace_vclock *vc, uint64_t cycles,
+					  uint64_t *ns)
+{
+	uint32_t seq = *vc->seq, mult, shift;
+	uint64_t delta, seconds, base;
+
+	__asm__ volatile("" ::: "memory");
+	delta = cycles - *vc->cycle_last;
+	mult = vc->mult_shift[0];
+	shift = vc->mult_shift[1];
+	seconds = vc->base[0];
+	base = vc->base[1];
+	__asm__ volatile("" ::: "memory");
+	if (__builtin_expect((seq & 1) || seq != *vc->seq || delta >= (1ull << 32), 0))
+		return false;
+	*ns = seconds * 1000000000u + ((base + delta * mult) >> shift);
+	return true;
+}
+
+/* The time of an event of thread t: never before t's last one. */
 static inline uint64_t optrace_event_ns(struct thread_state *t)
 {
+	uint64_t ns;
+
 #if defined(__x86_64__)
-	struct tsc_clock *clock = &t->clock;
-
-	if (__builtin_expect(clock->mult != 0, 1)) {
-		uint64_t ticks = __rdtsc() - clock->tsc;
-
-		if (__builtin_expect(ticks < OPTRACE_TSC_SPAN, 1)) {
-			uint64_t ns = clock->ns + (ticks * clock->mult >> 32);
-
-			if (__builtin_expect(ns < clock->last_ns, 0))
-				ns = clock->last_ns;
-			clock->last_ns = ns;
-			return ns;
-		}
-	}
+	if (!__builtin_expect(optrace_vclock.seq &&
+				      optrace_vclock_convert(&optrace_vclock, __rdtsc(), &ns),
+			      1))
+		ns = optrace_now_ns();
+#else
+	ns = optrace_now_ns();
 #endif
-	return optrace_clock_anchor(t);
+	if (__builtin_expect(ns < t->last_event_ns, 0))
+		ns = t->last_event_ns;
+	t->last_event_ns = ns;
+	return ns;
 }
 
 #endif /* OPTRACE_PROBES_CLOCK_H */

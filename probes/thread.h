@@ -23,14 +23,6 @@ struct id_block {
 	uint64_t end;
 };
 
-/* The fast path's clock of a thread (clock.h): its last anchor and rate. */
-struct tsc_clock {
-	uint64_t tsc;	  /* the anchor's TSC */
-	uint64_t ns;	  /* and its CLOCK_MONOTONIC time */
-	uint64_t mult;	  /* ns per tick << 32; 0: no rate yet */
-	uint64_t last_ns; /* the last time given: never less */
-};
-
 /* Kept small: a dlopen()ed library's static TLS comes from a small surplus. */
 struct thread_state {
 	struct optrace_thread_view *view; /* never NULL: see optrace_view_of() */
@@ -40,7 +32,7 @@ struct thread_state {
 	const char *root_name; /* the depth-0 op's name, while it is traced */
 	struct id_block ops;
 	struct id_block tasks;
-	struct tsc_clock clock;
+	uint64_t last_event_ns; /* clock.h: an event's time is never less */
 };
 
 extern __thread struct thread_state optrace_thread __attribute__((tls_model("initial-exec")))

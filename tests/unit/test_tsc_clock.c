@@ -1,24 +1,24 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The fast path's clock (probes/clock.c): where the TSC serves, events'
- * times stay within microseconds of CLOCK_MONOTONIC read through the vDSO
- * just before and just after, across anchors, idle gaps and a long sleep,
- * and never go backwards.
+ * The fast path's clock (probes/clock.c): an event's time is exactly
+ * CLOCK_MONOTONIC, never before a clock_gettime() just before it and never
+ * after one just after, through the kernel's updates of the vDSO page
+ * (every tick), idle gaps and a long sleep; never backwards; and with
+ * OPTRACE_CLOCK=vdso, from clock_gettime() alone.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../../probes/clock.c"
 #include "testlib.h"
 
-#define SLACK_NS 5000 /* the error of a rate over a few milliseconds, and more */
-
 static struct thread_state state;
 
-START_TEST(test_event_times_follow_clock_monotonic)
+START_TEST(test_event_times_are_clock_monotonic)
 {
-	uint64_t last = 0, worst_ahead = 0, worst_behind = 0;
+	uint64_t last = 0, ahead = 0, behind = 0;
 
 	for (long i = 0; i < 3000000; i++) {
 		uint64_t before = optrace_now_ns(), ns = optrace_event_ns(&state),
@@ -27,35 +27,61 @@ START_TEST(test_event_times_follow_clock_monotonic)
 		ck_assert_msg(ns >= last, "backwards by %llu ns at %ld",
 			      (unsigned long long)(last - ns), i);
 		last = ns;
-		if (ns > after && ns - after > worst_ahead)
-			worst_ahead = ns - after;
-		if (ns < before && before - ns > worst_behind)
-			worst_behind = before - ns;
+		if (ns > after)
+			ahead++;
+		if (ns < before)
+			behind++;
 		if (i % 500000 == 499999)
-			usleep(i % 1000000 == 999999 ? 50000 : 2000); /* past a span, and idle */
+			usleep(i % 1000000 == 999999 ? 50000 : 2000); /* idle, and past ticks */
 	}
-	printf("clock: %s, worst %llu ns ahead, %llu ns behind the vDSO\n",
-	       optrace_tsc_usable ? "TSC" : "vDSO", (unsigned long long)worst_ahead,
-	       (unsigned long long)worst_behind);
-	ck_assert_uint_le(worst_ahead, SLACK_NS);
-	ck_assert_uint_le(worst_behind, SLACK_NS);
-	if (optrace_tsc_usable)
-		ck_assert_msg(state.clock.mult != 0, "the TSC never got a rate");
+	printf("clock: %s; of 3000000 events, %llu after the vDSO's time just after, %llu before "
+	       "the one just before\n",
+	       optrace_vclock.seq ? "TSC through the kernel's vDSO parameters" : "vDSO",
+	       (unsigned long long)ahead, (unsigned long long)behind);
+	ck_assert_uint_eq(ahead, 0);
+	ck_assert_uint_eq(behind, 0);
 }
 END_TEST
 
+#if defined(__x86_64__)
+/*
+ * Where the kernel keeps time with the TSC, whether its page was found: said,
+ * not asserted, since a kernel may lay the page out anew (the vDSO then
+ * serves, exact and slower: bench/probe_overhead.sh shows the cost).
+ */
+START_TEST(test_the_kernel_page)
+{
+	if (!tsc_is_the_clock())
+		printf("clock: the clocksource is not an invariant TSC here: the vDSO serves\n");
+	else if (!optrace_vclock.seq)
+		printf("clock: NOTE: the TSC is the clocksource, but the vDSO page's layout was "
+		       "not recognised: events read clock_gettime()\n");
+}
+END_TEST
+
+/* OPTRACE_CLOCK=vdso: every event reads clock_gettime(). */
+START_TEST(test_vdso_when_asked)
+{
+	setenv("OPTRACE_CLOCK", "vdso", 1);
+	choose_clock();
+	ck_assert_ptr_null((const void *)optrace_vclock.seq);
+	unsetenv("OPTRACE_CLOCK");
+	choose_clock();
+}
+END_TEST
+#endif
+
 int main(void)
 {
-	/* the TSC is asked for (the library's constructor read no OPTRACE_CLOCK) */
-	setenv("OPTRACE_CLOCK", "tsc", 1);
-#if defined(__x86_64__)
-	choose_clock();
-#endif
 	Suite *suite = suite_create("tsc_clock");
 	TCase *tc = tcase_create("clock");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_event_times_follow_clock_monotonic);
+#if defined(__x86_64__)
+	tcase_add_test(tc, test_the_kernel_page);
+	tcase_add_test(tc, test_vdso_when_asked);
+#endif
+	tcase_add_test(tc, test_event_times_are_clock_monotonic);
 	suite_add_tcase(suite, tc);
 	return run_suite(suite);
 }
