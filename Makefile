@@ -366,12 +366,12 @@ $(LEGION_LEGACY): tests/tools/legion_legacy.c $(LEGION_READER_OBJS) | $(OUTPUT)/
 # Programs the integration tests trace (a runtime with a pretend GPU).
 FIXTURES := $(OUTPUT)/tests/gpu_replay $(OUTPUT)/tests/idle_threads \
 	$(OUTPUT)/tests/hostile_batch $(OUTPUT)/tests/hostile_views $(OUTPUT)/tests/overlap_points \
-	$(OUTPUT)/tests/dlclose_app
+	$(OUTPUT)/tests/dlclose_app $(OUTPUT)/tests/many_names
 # Processes `record --cuda -p` must leave alone (tests/fixtures/waiter.c): one
 # also built static, with the compiler alone (a sanitizer's runtime links no -static).
 FIXTURES += $(OUTPUT)/tests/waiter $(OUTPUT)/tests/waiter-static
 $(OUTPUT)/tests/%: tests/fixtures/%.c probes/cupti/gpufile.c $(LIBOPTRACE) \
-		$(wildcard include/optrace/*.h) | $(OUTPUT)/tests
+		$(wildcard include/optrace/*.h tests/fixtures/*.h) | $(OUTPUT)/tests
 	$(call msg,FIXTURE,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< probes/cupti/gpufile.c $(LINK_OPTRACE)
 

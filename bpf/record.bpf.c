@@ -333,7 +333,8 @@ int gpu_dropped(struct pt_regs *ctx)
 /*
  * The fast path: a thread's batch goes into the ring buffer as it is, and
  * optrace decodes it. First the strings its events name, each once per
- * process (a batch repeats the same few: the last ones sent are remembered
+ * process: those the library listed (ABI 4), or else those found in its
+ * events (a batch repeats the same few: the last ones sent are remembered
  * here, to spare most lookups).
  */
 #define RECENT_STRINGS 4
@@ -341,6 +342,7 @@ int gpu_dropped(struct pt_regs *ctx)
 struct string_walk {
 	__u64 pid_tgid;
 	__u64 events;
+	__u64 strings;		   /* the library's list of the batch's strings */
 	struct record_batch *copy; /* the events in their reservation, or NULL: read them */
 	__u64 recent[RECENT_STRINGS];
 	__u32 next_recent;
@@ -378,6 +380,35 @@ static int send_event_strings(__u32 index, struct string_walk *walk)
 	send_string_once(walk, strings[0]);
 	send_string_once(walk, strings[1]);
 	return 0;
+}
+
+static int send_listed_string(__u32 index, struct string_walk *walk)
+{
+	__u64 address;
+
+	if (bpf_probe_read_user(&address, sizeof(address),
+				(void *)(walk->strings + (__u64)index * sizeof(address)))) {
+		walk->unreadable = true;
+		return 1;
+	}
+	send_string_once(walk, address);
+	return 0;
+}
+
+/*
+ * The batch's strings: from the library's list where it gave a whole one
+ * that can be read, else from each of its count events.
+ */
+static __always_inline void send_batch_strings(struct string_walk *walk, __u32 count,
+					       __u64 string_count)
+{
+	if (string_count <= OPTRACE_BATCH_STRINGS) {
+		bpf_loop(string_count, send_listed_string, walk, 0);
+		if (!walk->unreadable)
+			return;
+		walk->unreadable = false;
+	}
+	bpf_loop(count, send_event_strings, walk, 0);
 }
 
 /* Everything of a record_batch but its events. */
@@ -431,13 +462,26 @@ static __always_inline void send_batch(struct string_walk *walk, __u32 capacity,
 	bpf_ringbuf_submit(batch, BPF_RB_NO_WAKEUP);
 }
 
+/* events, count, tid, sequence [, strings, string_count] (ABI 4) */
 SEC("usdt")
-int USDT_PROBE(batch, __u64 events_address, __u32 count, __u32 tid, __u64 sequence)
+int batch(struct pt_regs *ctx)
 {
-	struct string_walk walk = { .pid_tgid = bpf_get_current_pid_tgid(),
-				    .events = events_address };
+	struct string_walk walk = { .pid_tgid = bpf_get_current_pid_tgid() };
+	__u64 args[6] = {};
+	__u32 count, tid;
+	__u64 sequence;
 
 	TARGETS_ONLY();
+	if (usdt_fetch(ctx, args, 6)) {
+		if (usdt_fetch(ctx, args, 4))
+			return 0;
+		args[5] = OPTRACE_BATCH_STRINGS + 1; /* a library before ABI 4 lists none */
+	}
+	walk.events = args[0];
+	count = (__u32)args[1];
+	tid = (__u32)args[2];
+	sequence = args[3];
+	walk.strings = args[4];
 	if (count == 0 || count > OPTRACE_BATCH_EVENTS) {
 		count_losses(RECORD_LOSS_BATCH_BAD, count ? count : 1);
 		return 0;
@@ -456,18 +500,18 @@ int USDT_PROBE(batch, __u64 events_address, __u32 count, __u32 tid, __u64 sequen
 		}
 		if (bpf_probe_read_user(batch->events,
 					OPTRACE_BATCH_EVENTS * sizeof(struct optrace_event),
-					(void *)events_address)) {
+					(void *)walk.events)) {
 			count_losses(RECORD_LOSS_BATCH_BAD, count);
 			bpf_ringbuf_discard(batch, BPF_RB_NO_WAKEUP);
 			return 0;
 		}
 		walk.copy = batch;
-		bpf_loop(count, send_event_strings, &walk, 0);
+		send_batch_strings(&walk, count, args[5]);
 		fill_batch_head(batch, &walk, count, tid, sequence);
 		bpf_ringbuf_submit(batch, BPF_RB_NO_WAKEUP);
 		return 0;
 	}
-	bpf_loop(count, send_event_strings, &walk, 0);
+	send_batch_strings(&walk, count, args[5]);
 	if (walk.unreadable) {
 		count_losses(RECORD_LOSS_BATCH_BAD, count);
 		return 0;

@@ -41,19 +41,44 @@ static struct optrace_batch *registry_next(const struct optrace_batch *batch)
 	return (struct optrace_batch *)(uintptr_t)batch->next;
 }
 
+void optrace_batch_list_string(struct batch_strings *strings, uint64_t *slot, uint64_t address)
+{
+	uint32_t count = strings->count;
+
+	if (!address || count > OPTRACE_BATCH_STRINGS)
+		return;
+	for (uint32_t i = 0; i < count; i++) {
+		if (strings->listed[i] == address) {
+			*slot = address; /* another string's slot before */
+			return;
+		}
+	}
+	if (count < OPTRACE_BATCH_STRINGS) {
+		strings->listed[count] = address;
+		*slot = address;
+	}
+	/* before the event's commit, whose release store publishes this too */
+	strings->count = count + 1;
+}
+
 /* Empties a buffer; its sequence numbers go on. */
 static void batch_reset(struct optrace_batch *batch, uint64_t position)
 {
 	uint64_t sequence = OPTRACE_BATCH_SEQUENCE(position) + OPTRACE_BATCH_COUNT(position);
+	struct batch_strings *strings = optrace_batch_strings(batch);
 
+	strings->count = 0;
+	memset(strings->seen, 0, sizeof(strings->seen));
 	__atomic_store_n(&batch->position, sequence << 16, __ATOMIC_RELEASE);
 }
 
-static void fire(const struct optrace_batch *batch, uint64_t position)
+/* The batch probe, for events[0..count of position); string_count as in abi.h. */
+static void fire(struct optrace_batch *batch, uint64_t position, uint32_t string_count)
 {
 	if (OPTRACE_BATCH_COUNT(position) && OPTRACE_BATCH_ENABLED())
 		OPTRACE_BATCH(batch->events, OPTRACE_BATCH_COUNT(position), batch->tid,
-			      OPTRACE_BATCH_SEQUENCE(position));
+			      OPTRACE_BATCH_SEQUENCE(position),
+			      optrace_batch_strings(batch)->listed, string_count);
 }
 
 void optrace_batch_flush(struct thread_state *t)
@@ -61,7 +86,7 @@ void optrace_batch_flush(struct thread_state *t)
 	struct optrace_batch *batch = t->batch;
 	uint64_t position = batch->position;
 
-	fire(batch, position);
+	fire(batch, position, optrace_batch_strings(batch)->count);
 	batch_reset(batch, position);
 }
 
@@ -70,13 +95,15 @@ void optrace_batch_flush(struct thread_state *t)
  * appending, so its buffer is only read, never emptied from here (the
  * owner's next slot stays its own). If the owner hands the same events
  * over later, tracers count them once: they keep each buffer's sequence.
+ * Its list of strings may be emptied under it: tracers are told it is
+ * incomplete.
  */
 static void flush_foreign(struct optrace_batch *batch)
 {
 	uint64_t position = __atomic_load_n(&batch->position, __ATOMIC_ACQUIRE);
 
 	if (batch->tid)
-		fire(batch, position);
+		fire(batch, position, OPTRACE_BATCH_STRINGS + 1);
 }
 
 void optrace_batch_flush_all(void)
@@ -136,10 +163,10 @@ static struct optrace_batch *claim_buffer(uint32_t tid)
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			return batch;
 	}
-	batch = aligned_alloc(64, (sizeof(*batch) + 63) & ~(size_t)63);
+	batch = aligned_alloc(64, (sizeof(struct batch_buffer) + 63) & ~(size_t)63);
 	if (!batch)
 		return NULL;
-	memset(batch, 0, sizeof(*batch));
+	memset(batch, 0, sizeof(struct batch_buffer));
 	batch->magic = OPTRACE_BATCH_MAGIC;
 	batch->event_size = sizeof(struct optrace_event);
 	batch->capacity = OPTRACE_BATCH_EVENTS;

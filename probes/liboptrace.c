@@ -144,6 +144,8 @@ static OPTRACE_TRACED uint64_t op_begin_traced(struct optrace_thread_view *view,
 			event->op_begin.parent = parent_of(view, depth);
 			event->op_begin.name = (uintptr_t)name;
 			event->op_begin.callsite = (uintptr_t)callsite;
+			optrace_batch_name(t, name);
+			optrace_batch_name(t, callsite);
 			optrace_batch_commit(t, event);
 		}
 	}
@@ -272,6 +274,7 @@ void optrace_op_fallback(uint64_t op, int reason, const char *detail)
 			event->op_fallback.reason = (uint8_t)reason;
 			event->op_fallback.op = op;
 			event->op_fallback.detail = (uintptr_t)detail;
+			optrace_batch_name(t, detail);
 			optrace_batch_commit(t, event);
 		}
 	}
@@ -301,6 +304,7 @@ uint64_t optrace_task_launch(uint64_t op, const char *task_name, uint32_t points
 			event->task_launch.task = task;
 			event->task_launch.op = op;
 			event->task_launch.name = (uintptr_t)task_name;
+			optrace_batch_name(t, task_name);
 			event->task_launch.root_op = root;
 			optrace_batch_commit(t, event);
 		}

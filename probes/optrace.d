@@ -4,7 +4,8 @@
  * probes/semaphores.c (which keeps the semaphores side by side, so that one
  * test sees whether any is armed). docs/probes.md documents every argument.
  * batch (ABI 2, the fast path): count struct optrace_event at events,
- * buffered by thread tid, the first with that thread's sequence number.
+ * buffered by thread tid, the first with that thread's sequence number;
+ * since ABI 4 also the string_count addresses at strings that they name.
  */
 provider optrace {
 	probe rt_init(uint32_t abi_version, int32_t rank, int32_t rank_count);
@@ -17,5 +18,6 @@ provider optrace {
 	probe task_end(uint64_t task, uint32_t point, int32_t status);
 	probe wait_begin(uint64_t op, int32_t kind);
 	probe wait_end(uint64_t op, int32_t kind);
-	probe batch(const void *events, uint32_t count, uint32_t tid, uint64_t sequence);
+	probe batch(const void *events, uint32_t count, uint32_t tid, uint64_t sequence,
+		    const uint64_t *strings, uint32_t string_count);
 };

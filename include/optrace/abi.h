@@ -21,9 +21,10 @@ extern "C" {
  * 1: the per-event probes. 2: the fast path (the batch probe and the event
  * layout below) beside them; every ABI 1 probe is unchanged. 3: the thread
  * views (struct optrace_thread_view), kept traced or not; nothing earlier
- * changed.
+ * changed. 4: the batch probe also lists the strings its events name
+ * (OPTRACE_BATCH_STRINGS); its first four arguments are unchanged.
  */
-#define OPTRACE_ABI_VERSION 3
+#define OPTRACE_ABI_VERSION 4
 
 /* How an operation ran (op_mode, argument 2). */
 enum optrace_mode {
@@ -282,7 +283,15 @@ static inline unsigned int optrace_event_strings(const struct optrace_event *eve
 	return count;
 }
 
-#define OPTRACE_BATCH_EVENTS 256		 /* events a thread buffers before it flushes */
+#define OPTRACE_BATCH_EVENTS 256 /* events a thread buffers before it flushes */
+/*
+ * The batch probe's strings argument (ABI 4) lists, once each, the string
+ * addresses that its events' STRING fields name (not COPY), in
+ * OPTRACE_BATCH_STRINGS slots; string_count above that says the list is
+ * incomplete (a tracer then looks at every event). A tracer sends each listed
+ * string once without walking the events.
+ */
+#define OPTRACE_BATCH_STRINGS 32
 #define OPTRACE_BATCH_MAGIC 0x4f544231u		 /* "OTB1" */
 #define OPTRACE_BATCH_REGISTRY_MAGIC 0x4f545231u /* "OTR1" */
 

@@ -248,6 +248,54 @@ START_TEST(test_record_survives_hostile_batches)
 }
 END_TEST
 
+#define MANY_NAMES OPTRACE_BUILD_DIR "/tests/many_names"
+#define MANY_NAMES_ROUNDS 10
+
+/*
+ * Batches that name more strings than the batch probe lists (128 names in
+ * 128 operations, each name in no other batch): record then looks for them
+ * in the events, and every operation keeps its name, as do those of the
+ * batches with a whole list.
+ */
+static void check_many_names(bool record)
+{
+	char *json = test_path("out.json"), *capture = test_path("names.capture"), rounds[16];
+	char *fixture_argv[] = { MANY_NAMES, rounds, NULL };
+	struct counts traced = { 0 };
+	pid_t fixture;
+	int processes;
+
+	snprintf(rounds, sizeof(rounds), "%d", MANY_NAMES_ROUNDS);
+	fixture = trace_fixture(fixture_argv, record, json, capture);
+	stat_json_counts(json, 0, &traced, &processes);
+	for (int i = 0; i < 1000; i++) {
+		char key[32];
+
+		snprintf(key, sizeof(key), "op names.%d 0", i);
+		ck_assert_msg(counts_get(&traced, key) == (i < 3 ? 1 + MANY_NAMES_ROUNDS : 1),
+			      "%s: %ld", key, counts_get(&traced, key));
+	}
+	ck_assert_int_eq(ops_in(json), 1000 + 3 * MANY_NAMES_ROUNDS);
+	counts_free(&traced);
+	stop_fixture(fixture);
+	free(json);
+	free(capture);
+}
+
+START_TEST(test_stat_names_many_strings)
+{
+	NEED_BPF();
+	check_many_names(false);
+}
+END_TEST
+
+START_TEST(test_record_names_many_strings)
+{
+	NEED_BPF();
+	check_many_names(true);
+}
+END_TEST
+
 #define OVERLAP_POINTS OPTRACE_BUILD_DIR "/tests/overlap_points"
 #define OVERLAP_ROUNDS 10
 
@@ -374,6 +422,8 @@ int main(void)
 	tcase_add_test(tc, test_per_event_is_exact);
 	tcase_add_test(tc, test_stat_survives_hostile_batches);
 	tcase_add_test(tc, test_record_survives_hostile_batches);
+	tcase_add_test(tc, test_stat_names_many_strings);
+	tcase_add_test(tc, test_record_names_many_strings);
 	tcase_add_test(tc, test_task_points_by_task_and_point);
 	tcase_add_test(tc, test_dlclose_while_traced);
 	suite_add_tcase(suite, tc);

@@ -14,7 +14,7 @@ import optrace
 class TestConstants(unittest.TestCase):
     def test_values_are_abi_2(self):
         # ABI 2 added the fast path; every value of ABI 1 is unchanged.
-        self.assertEqual(optrace.ABI_VERSION, 3)
+        self.assertEqual(optrace.ABI_VERSION, 4)
         self.assertEqual((optrace.EAGER, optrace.DEFERRED, optrace.MIXED,
                           optrace.FALLBACK), (0, 1, 2, 3))
         self.assertEqual((optrace.BELOW_THRESHOLD, optrace.ABOVE_THRESHOLD,

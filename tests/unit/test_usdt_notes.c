@@ -28,7 +28,7 @@ static const struct abi_probe op_probes[] = {
 	{ "task_end", 3 },
 	{ "wait_begin", 2 },
 	{ "wait_end", 2 },
-	{ "batch", 4 }, /* ABI 2: the fast path */
+	{ "batch", 6 }, /* ABI 2: the fast path; ABI 4 lists its strings */
 	{},
 };
 
