@@ -25,7 +25,7 @@ run() {
 	local tool=$1 clock=$2 loop tracer
 	OPTRACE_CLOCK=$clock "$out/bench/probe_loop" --wait -n "$iterations" >"$work/ns" &
 	loop=$!
-	sleep 0.2
+	wait_start_handler "$loop"
 	if [ "$tool" = none ]; then
 		kill -USR1 "$loop"
 		wait "$loop"
@@ -38,7 +38,7 @@ run() {
 		"$out/bin/optrace" record -p "$loop" -o "$work/capture" 2>"$work/err" &
 	fi
 	tracer=$!
-	wait_attached "$work/err" "$tool"
+	wait_attached "$work/err" "$tool" "$loop"
 	kill -USR1 "$loop"
 	wait "$loop"
 	bpftool prog show -j | python3 -c '

@@ -22,13 +22,13 @@ run() {
 	local tool=$1 threads=$2 loop tracer= counted=-
 	"$out/bench/probe_loop" --wait -t "$threads" -n "$iterations" >"$work/ns" &
 	loop=$!
-	sleep 0.2
+	wait_start_handler "$loop"
 	case $tool in
 	stat) "$out/bin/optrace" stat -p "$loop" >"$work/out" 2>"$work/err" & tracer=$! ;;
 	record) "$out/bin/optrace" record -p "$loop" -o "$work/capture" 2>"$work/err" & tracer=$! ;;
 	esac
 	if [ -n "$tracer" ]; then
-		wait_attached "$work/err" "$tool"
+		wait_attached "$work/err" "$tool" "$loop"
 	fi
 	kill -USR1 "$loop"
 	wait "$loop"

@@ -18,6 +18,7 @@
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #include "lttng_tp.h"
+#include "start_signal.h"
 
 #define STACK_DEPTH 64
 
@@ -25,8 +26,6 @@ static struct {
 	long iterations;
 	int wait;
 } env = { .iterations = 2000000 };
-
-static volatile sig_atomic_t go;
 
 /* A runtime's own bookkeeping, as liboptrace keeps it: ids, parent, depth. */
 static __thread struct {
@@ -66,12 +65,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	}
 }
 
-static void on_usr1(int signo)
-{
-	(void)signo;
-	go = 1;
-}
-
 /* Out of line, as liboptrace's calls are: the loop cannot fold them away. */
 static __attribute__((noinline)) uint64_t op_begin(const char *name, const char *callsite)
 {
@@ -104,9 +97,7 @@ int main(int argc, char **argv)
 	if (err)
 		return err;
 	if (env.wait) {
-		signal(SIGUSR1, on_usr1);
-		while (!go)
-			pause();
+		wait_start_signal();
 	}
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (long i = 0; i < env.iterations; i++) {

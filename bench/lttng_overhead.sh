@@ -15,6 +15,7 @@
 #
 # Usage: bench/lttng_overhead.sh [OUTPUT_DIR] [ITERATIONS] [ROUNDS]   (as root)
 set -euo pipefail
+. "$(dirname "$0")/attached.sh"
 out=${1:-.output}
 iterations=${2:-1000000}
 rounds=${3:-3}
@@ -74,7 +75,7 @@ lttng_q() { lttng "$@" >>"$work/lttng.log" 2>&1 || { cat "$work/lttng.log" >&2; 
 # Sets up the session (traced), starts the loop paused, lets it register
 # with the session daemon, runs it; prints its ns per hit.
 measure() {
-	local config=$1 mask
+	local config=$1
 
 	if [ "$config" = traced ]; then
 		lttng_q create "$session" --output="$work/trace"
@@ -84,14 +85,9 @@ measure() {
 	fi
 	"$loop" --wait -n "$iterations" >"$work/ns" &
 	pid=$!
-	# Signalled only once it catches SIGUSR1 (mask 0x200): LTTng-UST's
-	# constructor, which registers with the session daemon, runs first.
-	for _ in $(seq 100); do
-		mask=$(awk '/^SigCgt:/ { print $2 }' "/proc/$pid/status")
-		[ $((0x$mask & 0x200)) -ne 0 ] && break
-		sleep 0.1
-	done
-	sleep 0.1
+	# LTTng-UST's constructor, which registers with the session daemon, runs
+	# before the handler is set.
+	wait_start_handler "$pid"
 	kill -USR1 "$pid"
 	wait "$pid"
 	pid=

@@ -17,6 +17,8 @@
 
 #include <optrace/optrace.h>
 
+#include "start_signal.h"
+
 #define MAX_THREADS 256
 
 static struct {
@@ -24,8 +26,6 @@ static struct {
 	int wait;
 	int threads;
 } env = { .iterations = 2000000 };
-
-static volatile sig_atomic_t go;
 
 static const char doc[] = "Fire op_begin/op_end probes in a loop; print ns per probe hit.\n"
 			  "\n"
@@ -63,12 +63,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
-}
-
-static void on_usr1(int signo)
-{
-	(void)signo;
-	go = 1;
 }
 
 static void run_loop(void)
@@ -111,9 +105,7 @@ int main(int argc, char **argv)
 	if (err)
 		return err;
 	if (env.wait) {
-		signal(SIGUSR1, on_usr1);
-		while (!go)
-			pause();
+		wait_start_signal();
 	}
 	if (!env.threads) {
 		clock_gettime(CLOCK_MONOTONIC, &start);

@@ -41,7 +41,7 @@ measure() {
 	case $config in *-vdso) clock=vdso ;; esac
 	OPTRACE_CLOCK=$clock "$out/bench/probe_loop" --wait -n "$iterations" >"$work/ns" &
 	loop=$!
-	sleep 0.2
+	wait_start_handler "$loop"
 	case $config in
 	none) ;;
 	floor) "$out/bench/floor" "$loop" 2>"$work/err" & tracer=$! ;;
@@ -57,7 +57,7 @@ measure() {
 		;;
 	esac
 	if [ -n "$tracer" ]; then
-		wait_attached "$work/err" "$config"
+		wait_attached "$work/err" "$config" "$loop"
 	fi
 	kill -USR1 "$loop"
 	wait "$loop"

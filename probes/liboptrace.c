@@ -23,9 +23,11 @@
 #define OPTRACE_ID_BLOCK 4096
 /*
  * The traced half of a call, out of line: the untraced half then needs no
- * stack frame and saves no registers (it is only stores and a test).
+ * stack frame and saves no registers (it is only stores and a test). Not
+ * cold: GCC optimizes cold code for size and then keeps the fast path's
+ * helpers (batch.h) out of line, which cost a traced event 2.5 ns.
  */
-#define OPTRACE_TRACED __attribute__((noinline, cold))
+#define OPTRACE_TRACED __attribute__((noinline))
 /* Tasks whose name a worker's task_begin finds (launches in flight). */
 #define TASK_SLOT_BITS 14
 #define TASK_SLOTS (1u << TASK_SLOT_BITS)
