@@ -466,6 +466,13 @@ $(OUTPUT)/bench/%: bench/%.c $(LIBOPTRACE) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_OPTRACE) -lpthread
 
+# probe_loop --arm finds the batch probe's semaphore in liboptrace's notes.
+PROBE_LOOP_OBJS := $(OUTPUT)/userspace/trace/usdt_notes.o
+$(OUTPUT)/bench/probe_loop: bench/probe_loop.c $(PROBE_LOOP_OBJS) $(LIBOPTRACE) | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Iuserspace -o $@ $< $(PROBE_LOOP_OBJS) $(LINK_OPTRACE) -lpthread \
+		-ldl -lelf
+
 # The same calls from a caller built with -fno-plt (one indirect call, no PLT).
 $(OUTPUT)/bench/%-noplt: bench/%.c $(LIBOPTRACE) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)

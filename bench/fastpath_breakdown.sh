@@ -6,8 +6,10 @@
 # where they serve) and with OPTRACE_CLOCK=vdso, in one run: the loop's ns per
 # event traced and untraced, and the batch program's own run time per event
 # (bpf_prog_info.run_time_ns / events, with kernel.bpf_stats_enabled=1
-# for the run). The rest of the overhead is the library's (the clock, the
-# store, the commit) and the uprobe trap, once per 256 events.
+# for the run), and the library's share: the loop with the batch probe armed
+# from inside (probe_loop --arm: the clock, the store, the commit, and a nop
+# where the probe is). What is left is the uprobe trap, once per 256 events,
+# and what the trap and the program cost the loop afterwards (caches).
 #
 # Usage: bench/fastpath_breakdown.sh [OUTPUT_DIR] [ITERATIONS]   (as root)
 set -euo pipefail
@@ -23,10 +25,12 @@ sysctl -qw kernel.bpf_stats_enabled=1
 # ns per event of the loop, and the batch program's ns per event, for one configuration.
 run() {
 	local tool=$1 clock=$2 loop tracer
-	OPTRACE_CLOCK=$clock "$out/bench/probe_loop" --wait -n "$iterations" >"$work/ns" &
+	local arm=
+	[ "$tool" = armed ] && arm=--arm
+	OPTRACE_CLOCK=$clock "$out/bench/probe_loop" --wait $arm -n "$iterations" >"$work/ns" &
 	loop=$!
 	wait_start_handler "$loop"
-	if [ "$tool" = none ]; then
+	if [ "$tool" = none ] || [ "$tool" = armed ]; then
 		kill -USR1 "$loop"
 		wait "$loop"
 		echo "$(cat "$work/ns") -"
@@ -50,12 +54,19 @@ print("%.1f" % (sum(p["run_time_ns"] for p in runs) / int(sys.argv[1])))' "$even
 	echo "$(cat "$work/ns") $(cat "$work/bpf")"
 }
 
-printf '%-8s %-5s %10s %10s %10s %12s\n' tracer clock ns/event overhead "in BPF" "the rest"
+printf '%-8s %-5s %10s %10s %8s %8s %10s\n' tracer clock ns/event overhead "in BPF" library "trap, rest"
 read -r base _ < <(run none vdso)
+declare -A library
+for clock in tsc vdso; do
+	read -r ns _ < <(run armed "$clock")
+	library[$clock]=$(echo "$ns - $base" | bc -l)
+done
 for config in "stat tsc" "stat vdso" "record tsc" "record vdso"; do
 	read -r tool clock <<<"$config"
 	read -r ns bpf < <(run "$tool" "$clock")
-	printf '%-8s %-5s %10.1f %10.1f %10.1f %12.1f\n' "$tool" "$clock" "$ns" \
-		"$(echo "$ns - $base" | bc -l)" "$bpf" "$(echo "$ns - $base - $bpf" | bc -l)"
+	overhead=$(echo "$ns - $base" | bc -l)
+	printf '%-8s %-5s %10.1f %10.1f %8.1f %8.1f %10.1f\n' "$tool" "$clock" "$ns" "$overhead" \
+		"$bpf" "${library[$clock]}" "$(echo "$overhead - $bpf - ${library[$clock]}" | bc -l)"
 done
-echo "($iterations operations = $events events per run; untraced loop: $base ns/event)"
+echo "($iterations operations = $events events per run; untraced loop: $base ns/event;"
+echo " library: the loop with the batch probe armed and no tracer, over the untraced loop)"

@@ -96,9 +96,8 @@ int main(int argc, char **argv)
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
 		return err;
-	if (env.wait) {
+	if (env.wait)
 		wait_start_signal();
-	}
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (long i = 0; i < env.iterations; i++) {
 		uint64_t op = op_begin("bench.op", "lttng_loop.c:1");

@@ -5,9 +5,13 @@
  * SIGUSR1, so that a tracer can attach before the measured loop. Prints the
  * ns per probe hit; with --threads N, N threads each run the loop and it
  * prints the CPU time per probe hit of a thread, averaged over them (on a
- * machine with fewer cores than threads, wall time says little).
+ * machine with fewer cores than threads, wall time says little). With
+ * --arm it arms the batch probe's semaphore itself, as a tracer would but
+ * with no program on the probe: what the library alone costs a traced event.
  */
+#define _GNU_SOURCE
 #include <argp.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +21,8 @@
 
 #include <optrace/optrace.h>
 
+#include "trace/usdt_notes.h"
+
 #include "start_signal.h"
 
 #define MAX_THREADS 256
@@ -25,6 +31,7 @@ static struct {
 	long iterations;
 	int wait;
 	int threads;
+	int arm;
 } env = { .iterations = 2000000 };
 
 static const char doc[] = "Fire op_begin/op_end probes in a loop; print ns per probe hit.\n"
@@ -32,12 +39,14 @@ static const char doc[] = "Fire op_begin/op_end probes in a loop; print ns per p
 			  "EXAMPLES:\n"
 			  "    probe_loop -n 1000000\n"
 			  "    probe_loop --wait &   # attach a tracer, then: kill -USR1 $!\n"
-			  "    probe_loop -t 8 -n 200000   # 8 threads: CPU ns per hit of each\n";
+			  "    probe_loop -t 8 -n 200000   # 8 threads: CPU ns per hit of each\n"
+			  "    probe_loop --arm      # the fast path's library half alone\n";
 
 static const struct argp_option options[] = {
 	{ "iterations", 'n', "N", 0, "Operations to run (default 2000000)", 0 },
 	{ "wait", 'w', NULL, 0, "Wait for SIGUSR1 before the loop", 0 },
 	{ "threads", 't', "N", 0, "Run the loop on N threads; print CPU ns per hit", 0 },
+	{ "arm", 'a', NULL, 0, "Arm the batch probe without a tracer (the library's cost)", 0 },
 	{},
 };
 
@@ -54,6 +63,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'w':
 		env.wait = 1;
 		return 0;
+	case 'a':
+		env.arm = 1;
+		return 0;
 	case 't':
 		env.threads = (int)strtol(arg, &end, 10);
 		if (*end || env.threads <= 0 || env.threads > MAX_THREADS)
@@ -63,6 +75,40 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
+}
+
+/*
+ * What a tracer does to liboptrace's batch semaphore when it attaches (the
+ * kernel counts it up through the uprobe's ref_ctr_offset), done from inside:
+ * the library then takes the fast path, and its probe site stays a nop.
+ */
+static int arm_batch_probe(void)
+{
+	struct usdt_notes notes = {};
+	const struct usdt_note *batch;
+	Dl_info library;
+	int err;
+
+	if (!dladdr((void *)optrace_op_begin, &library) || !library.dli_fname) {
+		fprintf(stderr, "probe_loop: cannot find liboptrace in this process\n");
+		return -1;
+	}
+	err = usdt_notes_read(library.dli_fname, "optrace", &notes);
+	if (err) {
+		fprintf(stderr, "probe_loop: cannot read the probes of %s (%d)\n",
+			library.dli_fname, err);
+		return -1;
+	}
+	batch = usdt_notes_find(&notes, "batch");
+	if (!batch || !batch->semaphore) {
+		fprintf(stderr, "probe_loop: %s has no batch probe with a semaphore\n",
+			library.dli_fname);
+		usdt_notes_free(&notes);
+		return -1;
+	}
+	++*(volatile unsigned short *)((char *)library.dli_fbase + batch->semaphore);
+	usdt_notes_free(&notes);
+	return 0;
 }
 
 static void run_loop(void)
@@ -104,9 +150,10 @@ int main(int argc, char **argv)
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	if (err)
 		return err;
-	if (env.wait) {
+	if (env.arm && arm_batch_probe())
+		return 1;
+	if (env.wait)
 		wait_start_signal();
-	}
 	if (!env.threads) {
 		clock_gettime(CLOCK_MONOTONIC, &start);
 		run_loop();
