@@ -30,6 +30,6 @@ wait_attached() {
 	done
 	echo "$name did not attach:" >&2
 	cat "$err" >&2
-	[ $# -gt 0 ] && kill -KILL "$@" 2>/dev/null
+	[ $# -eq 0 ] || kill -KILL "$@" 2>/dev/null || true
 	exit 1
 }

@@ -7,12 +7,10 @@
  * Prints the ns per tracepoint hit.
  */
 #include <argp.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
 
 /* The provider lives in this program: one file, so probes and definitions here. */
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES

@@ -13,11 +13,9 @@
 #include <argp.h>
 #include <dlfcn.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <optrace/optrace.h>
 
