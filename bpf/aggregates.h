@@ -181,6 +181,15 @@ struct process_info {
 	char comm[16];
 };
 
+/*
+ * The rank a process announced while traced (rt_init), by tgid: a process
+ * can exit before optrace reads its rank from its memory.
+ */
+struct announced_rank {
+	__s32 rank;
+	__s32 rank_count;
+};
+
 /* Everything lost is counted (per CPU; optrace prints the total). */
 enum stat_loss {
 	STAT_LOSS_MAP_FULL,	/* an aggregate map was full */

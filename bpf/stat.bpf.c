@@ -31,6 +31,19 @@
 
 /* ---- the per-event probes ---------------------------------------------------- */
 
+/* On both paths: one hit per process, which announces its rank. */
+SEC("usdt")
+int USDT_PROBE(rt_init, int abi_version, int rank, int rank_count)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct announced_rank announced = { .rank = rank, .rank_count = rank_count };
+
+	(void)abi_version;
+	if (is_target(tgid) && rank_count > 0)
+		bpf_map_update_elem(&announced_ranks, &tgid, &announced, BPF_ANY);
+	return 0;
+}
+
 SEC("usdt")
 int USDT_PROBE(op_begin, __u64 op, __u64 parent, __u32 depth, __u64 name)
 {

@@ -150,6 +150,13 @@ struct {
 	__type(value, struct process_info);
 } processes SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct announced_rank);
+} announced_ranks SEC(".maps");
+
 /* Zeroed values too large for the BPF stack, to initialise map entries. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

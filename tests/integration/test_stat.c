@@ -123,6 +123,40 @@ START_TEST(test_follows_children)
 }
 END_TEST
 
+/*
+ * Processes that announce their rank and end within a few ms, before optrace
+ * could read it from their memory: the kernel kept what they announced.
+ */
+START_TEST(test_short_lived_ranks)
+{
+	char *json = test_path("ranks.json"), *text;
+	char *argv[] = { OPTRACE,      "stat",	       "--json",  "--", DEMO,
+			 "--workload", "stats",	       "--procs", "3",	"--size",
+			 "100",	       "--iterations", "1",	  "-q", NULL };
+	const struct jv *list;
+	struct jv *root;
+	unsigned int ranks_seen = 0;
+
+	NEED_BPF();
+	ck_assert_int_eq(run_command(argv, json, NULL, 60), 0);
+	text = read_file(json);
+	root = text ? jv_parse(text) : NULL;
+	list = jv_get(root, "processes");
+	ck_assert_msg(list && list->type == JV_ARRAY && list->count == 3, "%.500s", text);
+	for (size_t i = 0; i < list->count; i++) {
+		double rank = jv_number(list->items[i], "rank");
+
+		ck_assert_msg(jv_number(list->items[i], "rank_count") == 3, "%.500s", text);
+		ck_assert_msg(rank >= 0 && rank < 3, "%.500s", text);
+		ranks_seen |= 1u << (int)rank;
+	}
+	ck_assert_msg(ranks_seen == 7, "not the ranks 0, 1 and 2:\n%.500s", text);
+	jv_free(root);
+	free(text);
+	free(json);
+}
+END_TEST
+
 /* A demo running until signalled; returns its pid. */
 static pid_t start_forever_demo(const char *truth_name)
 {
@@ -614,6 +648,7 @@ int main(void)
 	tcase_add_test(tc, test_fallback);
 	tcase_add_test(tc, test_openmp_threads);
 	tcase_add_test(tc, test_follows_children);
+	tcase_add_test(tc, test_short_lived_ranks);
 	tcase_add_test(tc, test_attach_and_detach_live);
 	tcase_add_test(tc, test_perf_event_attach);
 	tcase_add_loop_test(tc, test_pid_attach_leaves_others_alone, 0, 2);

@@ -246,11 +246,18 @@ int stat_snapshot_take(struct stat_bpf *skel, struct stat_snapshot *snapshot, bo
 		return err;
 	fill_strings(skel, snapshot);
 	for (size_t i = 0; i < snapshot->process_count; i++) {
-		const struct optrace_runtime_info *info = rank_of(snapshot->processes[i].tgid);
+		struct process_row *process = &snapshot->processes[i];
+		const struct optrace_runtime_info *read = rank_of(process->tgid);
+		struct announced_rank announced;
 
-		if (info) {
-			snapshot->processes[i].rank = info->rank;
-			snapshot->processes[i].rank_count = info->rank_count;
+		/* The last announcement the kernel saw; else what its memory said. */
+		if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.announced_ranks), &process->tgid,
+					 &announced)) {
+			process->rank = announced.rank;
+			process->rank_count = announced.rank_count;
+		} else if (read) {
+			process->rank = read->rank;
+			process->rank_count = read->rank_count;
 		}
 	}
 	return 0;
@@ -317,9 +324,10 @@ static size_t forget_in(const struct bpf_map *map, const __u32 *tgids, size_t co
 size_t stat_forget_processes(struct stat_bpf *skel, const __u32 *tgids, size_t count)
 {
 	const struct bpf_map *maps[] = {
-		skel->maps.op_stats,   skel->maps.task_stats, skel->maps.launch_stats,
-		skel->maps.wait_stats, skel->maps.strings,    skel->maps.processes,
-		skel->maps.gpu_stats,  skel->maps.gpu_drops,  skel->maps.gpu_correlations,
+		skel->maps.op_stats,	    skel->maps.task_stats, skel->maps.launch_stats,
+		skel->maps.wait_stats,	    skel->maps.strings,	   skel->maps.processes,
+		skel->maps.gpu_stats,	    skel->maps.gpu_drops,  skel->maps.gpu_correlations,
+		skel->maps.announced_ranks,
 	};
 	size_t deleted = 0;
 
