@@ -129,10 +129,10 @@ END_TEST
  */
 START_TEST(test_short_lived_ranks)
 {
-	char *json = test_path("ranks.json"), *text;
-	char *argv[] = { OPTRACE,      "stat",	       "--json",  "--", DEMO,
-			 "--workload", "stats",	       "--procs", "3",	"--size",
-			 "100",	       "--iterations", "1",	  "-q", NULL };
+	char *json = test_path("ranks.json"), *truth = test_path("truth.txt"), *text;
+	char *argv[] = { OPTRACE, "stat",    "--json", "--",	 DEMO,	"--workload",
+			 "stats", "--procs", "3",      "--size", "100", "--iterations",
+			 "1",	  "--truth", truth,    "-q",	 NULL };
 	const struct jv *list;
 	struct jv *root;
 	unsigned int ranks_seen = 0;
@@ -153,6 +153,7 @@ START_TEST(test_short_lived_ranks)
 	ck_assert_msg(ranks_seen == 7, "not the ranks 0, 1 and 2:\n%.500s", text);
 	jv_free(root);
 	free(text);
+	free(truth);
 	free(json);
 }
 END_TEST
