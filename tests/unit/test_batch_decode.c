@@ -113,6 +113,51 @@ START_TEST(test_many_threads_in_order)
 }
 END_TEST
 
+/*
+ * A busy thread's queue keeps its room when a drain empties it (new memory
+ * is zeroed page by page: record spent most of its CPU there), and gives it
+ * back once a whole trim period passed without an event; what comes out
+ * meanwhile is what went in, in order.
+ */
+START_TEST(test_room_kept_then_trimmed)
+{
+	struct batch_decoder decoder;
+	uint64_t ts = 1;
+	size_t room = 0;
+
+	batch_decoder_init(&decoder, 0);
+	for (int burst = 0; burst < 3; burst++) {
+		/* more than the 4096 events whose room an emptied queue kept before */
+		for (int i = 0; i < 6000; i++, ts++)
+			push(&decoder, 10, ts, ts);
+		for (int half = 0; half < 2; half++) {
+			out_count = 0;
+			ck_assert_int_eq(batch_decoder_drain(&decoder,
+							     half ? UINT64_MAX : ts - 3001, collect,
+							     NULL),
+					 0);
+			ck_assert_uint_eq(out_count, 3000);
+			ck_assert_uint_eq(out[0].args[0], ts - 6000 + 3000 * (uint64_t)half);
+			ck_assert_uint_eq(out[2999].args[0], ts - 3001 + 3000 * (uint64_t)half);
+		}
+		if (burst == 0)
+			room = batch_decoder_room(&decoder);
+		/* the same room every burst: kept, not given back and grown again */
+		ck_assert_uint_ge(room, 6000);
+		ck_assert_uint_eq(batch_decoder_room(&decoder), room);
+		batch_decoder_trim(&decoder); /* used this period: kept */
+		ck_assert_uint_eq(batch_decoder_room(&decoder), room);
+	}
+	batch_decoder_trim(&decoder); /* a whole period without events: given back */
+	ck_assert_uint_eq(batch_decoder_room(&decoder), 0);
+	push(&decoder, 10, ts, ts);
+	out_count = 0;
+	ck_assert_int_eq(batch_decoder_drain(&decoder, UINT64_MAX, collect, NULL), 0);
+	ck_assert_uint_eq(out_count, 1);
+	batch_decoder_free(&decoder);
+}
+END_TEST
+
 /* One event of each kind, every field set: the record it gives, field by field. */
 START_TEST(test_each_kind_decodes)
 {
@@ -211,6 +256,7 @@ int main(void)
 
 	tcase_add_test(tc, test_order_ties_and_late);
 	tcase_add_test(tc, test_many_threads_in_order);
+	tcase_add_test(tc, test_room_kept_then_trimmed);
 	tcase_add_test(tc, test_each_kind_decodes);
 	suite_add_tcase(suite, tc);
 	return run_suite(suite);

@@ -560,6 +560,7 @@ static void record_loop(struct recorder *r)
 		if (elapsed_ms % FLUSH_MS == 0) {
 			write_clock(r);
 			capture_flush(r->writer);
+			batch_decoder_trim(&r->decoder);
 			read_losses(r->skel, r->losses);
 			if (r->live)
 				print_status(r, r->losses, seconds_since(r->start_ns), false);

@@ -11,12 +11,18 @@ struct pending {
 	struct record_event event;
 };
 
-/* A thread's events in its order: items[head, tail). */
+/*
+ * A thread's events in its order: items[head, tail). The room stays when the
+ * queue empties (a busy thread's fills again by the next drain, and new
+ * memory is zeroed page by page: that was most of record's CPU), until
+ * batch_decoder_trim() finds it unused for a whole period.
+ */
 struct decode_queue {
 	struct pending *items;
 	size_t head;
 	size_t tail;
 	size_t capacity;
+	bool used; /* pushed to since the last trim */
 };
 
 /*
@@ -236,6 +242,7 @@ int batch_decoder_push(struct batch_decoder *decoder, const struct record_event 
 	err = queue_room(queue);
 	if (err)
 		return err;
+	queue->used = true;
 	was_empty = queue->head == queue->tail;
 	queue->items[queue->tail++] = pending;
 	return was_empty ? heads_insert(decoder, queue) : 0;
@@ -264,12 +271,6 @@ int batch_decoder_drain(struct batch_decoder *decoder, uint64_t watermark_ns,
 			late_pop(decoder);
 		} else if (++queue->head == queue->tail) {
 			queue->head = queue->tail = 0;
-			/* A burst's room goes back: threads come and go by the thousand. */
-			if (queue->capacity > 4096) {
-				free(queue->items);
-				queue->items = NULL;
-				queue->capacity = 0;
-			}
 			decoder->heads[0] = decoder->heads[--decoder->head_count];
 			heads_sift_down(decoder, 0);
 		} else {
@@ -279,6 +280,34 @@ int batch_decoder_drain(struct batch_decoder *decoder, uint64_t watermark_ns,
 			break;
 	}
 	return err;
+}
+
+void batch_decoder_trim(struct batch_decoder *decoder)
+{
+	for (size_t i = 0; i < decoder->queues.capacity; i++) {
+		struct decode_queue *queue = decoder->queues.slots[i].value;
+
+		if (!queue)
+			continue;
+		if (!queue->used && queue->head == queue->tail) {
+			free(queue->items);
+			queue->items = NULL;
+			queue->capacity = 0;
+		}
+		queue->used = false;
+	}
+}
+
+size_t batch_decoder_room(const struct batch_decoder *decoder)
+{
+	size_t room = 0;
+
+	for (size_t i = 0; i < decoder->queues.capacity; i++) {
+		const struct decode_queue *queue = decoder->queues.slots[i].value;
+
+		room += queue ? queue->capacity : 0;
+	}
+	return room;
 }
 
 /* The per-event record an event stands for: the same type and arguments. */

@@ -88,4 +88,14 @@ void batch_decoder_finish(struct batch_decoder *decoder);
 int batch_decoder_drain(struct batch_decoder *decoder, uint64_t watermark_ns,
 			int (*write)(void *ctx, const struct record_event *event), void *ctx);
 
+/*
+ * Every period (record: each second): gives back the room of the queues
+ * that stayed empty since the last call (threads come and go by the
+ * thousand); a busy thread's room is kept for its next events.
+ */
+void batch_decoder_trim(struct batch_decoder *decoder);
+
+/* Events the queues have room for, waiting or not. */
+size_t batch_decoder_room(const struct batch_decoder *decoder);
+
 #endif /* OPTRACE_BATCH_DECODE_H */
