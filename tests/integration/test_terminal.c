@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
@@ -138,6 +139,59 @@ START_TEST(test_stat_fits)
 		ck_assert_msg(strstr(text, "demo.median via demo.sort"), "%s", text);
 		free(text);
 	}
+}
+END_TEST
+
+/*
+ * A runtime installed deeper than a terminal is wide: list's first line puts
+ * the library's path on lines of its own, cut after a '/', and loses none of it.
+ */
+START_TEST(test_list_long_path_fits)
+{
+	char *top = test_path("a-runtime/installed-in/folders-deeper/than-a-terminal-is-wide");
+	char *install[] = {
+		"sh",
+		"-c",
+		"mkdir -p \"$1/bin\" \"$1/lib\" && cp \"$2/bin/optrace-demo\" \"$1/bin/\" && "
+		"cp -a \"$2\"/lib/liboptrace.so* \"$1/lib/\"",
+		"sh",
+		top,
+		OPTRACE_BUILD_DIR,
+		NULL
+	};
+	char demo[PATH_MAX], pid_text[16], *text, *joined, *in, *out;
+	char *list[] = { OPTRACE, "list", "-p", pid_text, NULL };
+	pid_t pid;
+
+	ck_assert_int_eq(run_command(install, NULL, NULL, 30), 0);
+	snprintf(demo, sizeof(demo), "%s/bin/optrace-demo", top);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl(demo, demo, "--forever", "-q", "--truth", "/dev/null", (char *)NULL);
+		_exit(127);
+	}
+	usleep(300 * 1000); /* past its start: it maps liboptrace */
+	snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
+	text = run_at(80, list);
+	reap_within(pid, SIGKILL, 5);
+	assert_fits(text, 80, "list -p of a deep install");
+	/* The path whole, once its continuation lines are joined back. */
+	joined = strdup(text);
+	ck_assert_ptr_nonnull(joined);
+	for (in = out = joined; *in; in++) {
+		if (in[0] == '\n' && in[1] == ' ' && in[2] == ' ')
+			in += 2;
+		else
+			*out++ = *in;
+	}
+	*out = '\0';
+	ck_assert_msg(strstr(joined, top) && strstr(joined, "/lib/liboptrace.so"), "%s", text);
+	ck_assert_msg(strstr(text, "/\n  "), "not cut after a '/': %s", text);
+	ck_assert_msg(strstr(text, "optrace:op_begin"), "%s", text);
+	free(joined);
+	free(text);
+	free(top);
 }
 END_TEST
 
@@ -435,6 +489,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
 	tcase_add_test(tc, test_report_fits);
 	tcase_add_test(tc, test_stat_fits);
+	tcase_add_test(tc, test_list_long_path_fits);
 	tcase_add_test(tc, test_top_batch);
 	tcase_add_test(tc, test_top_keys_on_a_terminal);
 	tcase_add_test(tc, test_durations);

@@ -206,7 +206,9 @@ static int list_process(pid_t pid)
 	}
 	snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", pid);
 	mem_fd = open(mem_path, O_RDONLY | O_CLOEXEC);
-	printf("process %d maps %s\n", pid, library.mapped_path);
+	/* A long path goes on a line of its own (text_wrap), where it fits whole. */
+	text_printf(stdout, text_output_width(stdout, false), "process %d maps %s", pid,
+		    library.mapped_path);
 	print_gpu_collector(pid);
 	err = print_probes(library.path, library.base, mem_fd);
 	if (mem_fd >= 0)

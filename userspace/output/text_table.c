@@ -381,12 +381,22 @@ void text_wrap(FILE *out, const char *prefix, const char *continuation, const ch
 		for (size_t i = 0; i < length; i++)
 			word += !continuation_byte((unsigned char)text[i]);
 		gap = line_empty ? 0 : 1;
-		/* A word longer than a line (a path): as much as fits, the rest below. */
+		/*
+		 * A word longer than a line (a path): as much as fits, the rest
+		 * below, cut after a '/' where one is in the line's second half.
+		 */
 		if (width != TEXT_WIDTH_UNLIMITED &&
 		    word > width - text_width(continuation) - gap && width - column - gap > 0) {
+			size_t fits;
+
 			if (gap)
 				fputc(' ', out);
-			length = text_prefix_bytes(text, width - column - gap);
+			fits = text_prefix_bytes(text, width - column - gap);
+			length = fits;
+			while (length > fits / 2 && text[length - 1] != '/')
+				length--;
+			if (length <= fits / 2)
+				length = fits;
 			fwrite(text, 1, length, out);
 			text += length;
 			column = new_line(out, continuation);
