@@ -15,6 +15,8 @@
 
 #include "json_read.h"
 #include "testlib.h"
+#include "trace/batch_read.h"
+#include "trace/runtime_info.h"
 
 #define IDLE_THREADS OPTRACE_BUILD_DIR "/tests/idle_threads"
 #define IDLE_OPERATIONS 50 /* per thread: fewer than a batch */
@@ -372,6 +374,69 @@ START_TEST(test_dlclose_while_traced)
 }
 END_TEST
 
+static int count_buffers(void *ctx, pid_t pid, uint32_t tid, uint64_t address, uint64_t sequence,
+			 uint32_t count, const struct optrace_event *events)
+{
+	(void)ctx, (void)pid, (void)tid, (void)address, (void)sequence, (void)count, (void)events;
+	return 0;
+}
+
+/* Starts program with args at pid, once free (as CRIU restores pids); 0 if another took it. */
+static pid_t start_at_pid(pid_t pid, char *const argv[])
+{
+	FILE *last = fopen("/proc/sys/kernel/ns_last_pid", "w");
+	pid_t child;
+
+	ck_assert_msg(last, "cannot write /proc/sys/kernel/ns_last_pid: %m");
+	fprintf(last, "%d", (int)pid - 1);
+	fclose(last);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (child == pid)
+		return child;
+	reap_within(child, SIGKILL, 5);
+	return 0;
+}
+
+/*
+ * A tracer reads every process's buffers 20 times a second: where
+ * liboptrace's registry lies is looked up in the maps and the ELF once,
+ * and again only when what lies there fails its checks: a new process
+ * reusing the pid, its liboptrace elsewhere.
+ */
+START_TEST(test_registry_address_kept)
+{
+	char count_text[16] = "1", *idle_argv[] = { IDLE_THREADS, count_text, NULL };
+	uint64_t lookups, cached, fresh;
+	pid_t pid, again = 0;
+
+	NEED_BPF();
+	pid = start_demo_forever("all");
+	lookups = liboptrace_symbol_lookups();
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_ge(batch_read_process(pid, count_buffers, NULL), 0);
+	ck_assert_uint_eq(liboptrace_symbol_lookups() - lookups, 1);
+	ck_assert_int_eq(liboptrace_symbol_address(pid, "optrace_batches", &cached), 0);
+	reap_within(pid, SIGKILL, 5);
+	for (int tries = 0; tries < 20 && !again; tries++)
+		again = start_at_pid(pid, idle_argv);
+	ck_assert_msg(again, "pid %d was never free again", (int)pid);
+	usleep(300 * 1000); /* past its start: it maps liboptrace */
+	ck_assert_int_eq(liboptrace_symbol_address(pid, "optrace_batches", &fresh), 0);
+	lookups = liboptrace_symbol_lookups();
+	/* the same pid, another process: its registry, not what the old address holds now */
+	ck_assert_int_ge(batch_read_process(pid, count_buffers, NULL), 0);
+	ck_assert_uint_eq(liboptrace_symbol_lookups() - lookups, cached != fresh);
+	ck_assert_int_ge(batch_read_process(pid, count_buffers, NULL), 0);
+	ck_assert_uint_eq(liboptrace_symbol_lookups() - lookups, cached != fresh);
+	reap_within(pid, SIGKILL, 5);
+}
+END_TEST
+
 /* The per-event path against the demo's truth: stat and record. */
 START_TEST(test_per_event_is_exact)
 {
@@ -426,6 +491,7 @@ int main(void)
 	tcase_add_test(tc, test_record_names_many_strings);
 	tcase_add_test(tc, test_task_points_by_task_and_point);
 	tcase_add_test(tc, test_dlclose_while_traced);
+	tcase_add_test(tc, test_registry_address_kept);
 	suite_add_tcase(suite, tc);
 	return run_suite(suite);
 }

@@ -105,6 +105,12 @@ static int read_buffer(pid_t pid, uint64_t address, struct batch_head *head,
 		  OPTRACE_BATCH_SEQUENCE(head->position), count, events);
 }
 
+static bool batch_registry_valid(const void *buffer)
+{
+	return ((const struct optrace_batch_registry *)buffer)->magic ==
+	       OPTRACE_BATCH_REGISTRY_MAGIC;
+}
+
 int batch_read_process(pid_t pid, batch_read_fn fn, void *ctx)
 {
 	struct optrace_batch_registry registry;
@@ -113,14 +119,10 @@ int batch_read_process(pid_t pid, batch_read_fn fn, void *ctx)
 	uint64_t address = 0;
 	int err, read = 0, limit;
 
-	err = liboptrace_symbol_address(pid, "optrace_batches", &address);
+	err = liboptrace_symbol_read(pid, "optrace_batches", &registry, sizeof(registry),
+				     batch_registry_valid, &address);
 	if (err)
 		return err;
-	err = process_read(pid, address, &registry, sizeof(registry));
-	if (err)
-		return err == -EFAULT ? -EPROTO : err;
-	if (registry.magic != OPTRACE_BATCH_REGISTRY_MAGIC)
-		return -EPROTO;
 	events = malloc(OPTRACE_BATCH_EVENTS * sizeof(*events));
 	if (!events)
 		return -ENOMEM;

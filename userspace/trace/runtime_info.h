@@ -10,6 +10,8 @@
 #include <optrace/optrace.h>
 #include <sys/types.h>
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* 0, or a negative errno: -ESRCH, -ENOENT (no liboptrace), -EPROTO (an ABI it does not know). */
@@ -17,5 +19,20 @@ int runtime_info_read(pid_t pid, struct optrace_runtime_info *info);
 
 /* Where liboptrace's exported symbol name lies in process pid. 0 or -errno. */
 int liboptrace_symbol_address(pid_t pid, const char *name, uint64_t *address);
+
+/*
+ * Reads size bytes at liboptrace's symbol name in process pid (its address
+ * in *address) and returns 0 if valid() accepts them. The address is the one
+ * the last call for pid and name found: the process's maps and liboptrace's
+ * ELF are read again (60 us, where a tracer reads every process 20 times a
+ * second) only for a new process, or when what lies there is unreadable or
+ * fails valid() (liboptrace reloaded elsewhere, a pid reused). Else -ESRCH,
+ * -ENOENT (no liboptrace, or no such symbol), -EPROTO (read, and not valid).
+ */
+int liboptrace_symbol_read(pid_t pid, const char *name, void *buffer, size_t size,
+			   bool (*valid)(const void *buffer), uint64_t *address);
+
+/* Lookups of the maps and the ELF that liboptrace_symbol_read() made (for tests). */
+uint64_t liboptrace_symbol_lookups(void);
 
 #endif /* OPTRACE_RUNTIME_INFO_H */

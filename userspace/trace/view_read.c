@@ -171,6 +171,14 @@ static bool room_for_thread(struct process_view *view, size_t *capacity)
 	return true;
 }
 
+static bool view_registry_valid(const void *buffer)
+{
+	const struct optrace_view_registry *registry = buffer;
+
+	return registry->magic == OPTRACE_VIEW_REGISTRY_MAGIC &&
+	       registry->view_size == sizeof(struct optrace_thread_view);
+}
+
 int view_read_process(pid_t pid, struct process_view *view, unsigned int flags)
 {
 	struct optrace_view_registry registry;
@@ -184,7 +192,8 @@ int view_read_process(pid_t pid, struct process_view *view, unsigned int flags)
 	memset(view, 0, sizeof(*view));
 	view->pid = pid;
 	view->rank = -1;
-	err = liboptrace_symbol_address(pid, "optrace_threads", &address);
+	err = liboptrace_symbol_read(pid, "optrace_threads", &registry, sizeof(registry),
+				     view_registry_valid, &address);
 	if (err)
 		return err == -ENOENT &&
 				       !liboptrace_symbol_address(pid, "optrace_runtime", &address)
@@ -196,11 +205,6 @@ int view_read_process(pid_t pid, struct process_view *view, unsigned int flags)
 		view->rank = info.rank;
 		view->rank_count = info.rank_count;
 	}
-	err = process_read(pid, address, &registry, sizeof(registry));
-	if (err)
-		return err == -EFAULT ? -EPROTO : err;
-	if (registry.magic != OPTRACE_VIEW_REGISTRY_MAGIC || registry.view_size != sizeof(*in))
-		return -EPROTO;
 	/*
 	 * As batch_read.c's walk: a few times the threads at most, and never
 	 * back to a view already read (a loop a hostile process made).
