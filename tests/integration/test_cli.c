@@ -154,9 +154,9 @@ START_TEST(test_list_several_and_threads)
 	snprintf(second, sizeof(second), "%d", b);
 	ck_assert_int_eq(run_command(both, out, NULL, 30), 0);
 	text = read_file(out);
-	snprintf(line, sizeof(line), "process %d maps ", a);
+	snprintf(line, sizeof(line), "process %d maps", a);
 	ck_assert_msg(strstr(text, line), "%s", text);
-	snprintf(line, sizeof(line), "process %d maps ", b);
+	snprintf(line, sizeof(line), "process %d maps", b);
 	ck_assert_msg(strstr(text, line), "%s", text);
 	free(text);
 
