@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <argp.h>
+#include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -79,7 +80,7 @@ static const char doc[] =
 static const struct argp_option options[] = {
 	{ "events", 'n', "N", 0, "Events per run (default 20000000)", 0 },
 	{ "ring", 'r', "MiB", 0, "The copy's ring (default 64, record's)", 0 },
-	{ "buffers", 'b', "N", 0, "Buffers a thread in place (default 64)", 0 },
+	{ "buffers", 'b', "N", 0, "Buffers a thread in place, at least 2 (default 64)", 0 },
 	{ "poll", 'p', "US", 0, "The lazy reader's period (default 10000, record's)", 0 },
 	{ "repeats", 'R', "N", 0, "Runs of each, the fastest kept (default 3)", 0 },
 	{},
@@ -97,14 +98,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		argp_error(state, "'%s' is not a positive number", arg);
 	switch (key) {
 	case 'n':
+		if (value < BATCH_EVENTS)
+			argp_error(state, "--events takes at least %d (a buffer)", BATCH_EVENTS);
 		env.events = value;
 		break;
 	case 'r':
 		env.ring_mb = value;
 		break;
 	case 'b':
-		if (value > MAX_BUFFERS)
-			argp_error(state, "--buffers takes at most %d", MAX_BUFFERS);
+		/* One buffer could never be handed over while the writer fills the next. */
+		if (value < 2 || value > MAX_BUFFERS)
+			argp_error(state, "--buffers takes 2 to %d", MAX_BUFFERS);
 		env.buffers = value;
 		break;
 	case 'p':
@@ -126,7 +130,8 @@ struct channel {
 	_Atomic uint64_t read;	   /* of those, read and given back */
 	_Atomic uint64_t copied;   /* ring slots written */
 	_Atomic uint64_t drained;  /* ring slots read */
-	_Atomic uint32_t sleeping; /* WAKE: the reader waits on handed */
+	_Atomic uint32_t sleeping; /* WAKE: the reader is about to sleep, or sleeps, on bell */
+	_Atomic uint32_t bell;	   /* WAKE: rung by the writer to wake the reader */
 	_Atomic int done;
 	uint64_t fallbacks; /* LAZY: buffers copied, none being free */
 	uint64_t lost;	    /* buffers the full ring lost */
@@ -144,19 +149,19 @@ static void pin_to(int cpu)
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-static void futex_wait_while(_Atomic uint64_t *word, uint64_t value)
+/* Sleeps while *word is value, 10 ms at most (a wake cannot be lost, but a bound is cheap). */
+static void futex_wait_while(_Atomic uint32_t *word, uint32_t value)
 {
-	/* At most 10 ms: the end is told by done, not by the counter. */
 	struct timespec timeout = { 0, 10 * 1000 * 1000 };
 
-	/* The low 32 bits are the futex word: enough, for a counter that moves by one. */
-	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, (uint32_t)value, &timeout, NULL,
-		0);
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, value, &timeout, NULL, 0);
 }
 
-static void futex_wake(_Atomic uint64_t *word)
+/* Rings the bell a WAKE reader sleeps on. */
+static void ring_bell(_Atomic uint32_t *bell)
 {
-	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	atomic_fetch_add(bell, 1);
+	syscall(SYS_futex, (uint32_t *)bell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* Takes whatever was handed over or copied since the last call; true if anything. */
@@ -191,13 +196,17 @@ static void *reader(void *arg)
 			nanosleep(&period, NULL);
 			read_what_is_there(c);
 		} else if (!read_what_is_there(c) && c->handover == WAKE) {
-			uint64_t handed = atomic_load(&c->handed);
+			uint32_t bell = atomic_load(&c->bell);
 
+			/*
+			 * The writer hands over, then looks at sleeping; the reader says it
+			 * sleeps, then looks at what was handed over: one sees the other,
+			 * and a bell rung before the wait makes the wait return at once.
+			 */
 			atomic_store(&c->sleeping, 1);
-			/* The writer hands over, then looks at sleeping: one of the two sees the
-			 * other. */
-			if (atomic_load(&c->handed) == handed)
-				futex_wait_while(&c->handed, handed);
+			if (atomic_load(&c->handed) == atomic_load(&c->read) &&
+			    !atomic_load(&c->done))
+				futex_wait_while(&c->bell, bell);
 			atomic_store(&c->sleeping, 0);
 		}
 	}
@@ -246,7 +255,7 @@ static char *hand_over(struct channel *c, char *buffer)
 	}
 	atomic_store_explicit(&c->handed, handed + 1, memory_order_seq_cst);
 	if (c->handover == WAKE && atomic_load(&c->sleeping))
-		futex_wake(&c->handed);
+		ring_bell(&c->bell);
 	return c->buffers + ((handed + 1) % (uint64_t)env.buffers) * BATCH_BYTES;
 }
 
@@ -277,16 +286,17 @@ struct result {
 	double lost_share;     /* of the buffers, those lost */
 };
 
+/* One run: 0, -ENOMEM, or a positive errno from pthread_create(). */
 static int run(enum handover handover, struct result *result)
 {
 	struct channel *c = calloc(1, sizeof(*c));
 	pthread_t reader_thread;
 	double start;
 	char *buffer;
-	int err = -1;
+	int err = -ENOMEM;
 
 	if (!c)
-		return -1;
+		return -ENOMEM;
 	c->handover = handover;
 	c->ring_slots = ((uint64_t)env.ring_mb << 20) / BATCH_BYTES;
 	c->ring = aligned_alloc(4096, c->ring_slots * BATCH_BYTES);
@@ -296,7 +306,8 @@ static int run(enum handover handover, struct result *result)
 	/* Touched first, as the kernel zeroes a ring buffer's pages when it makes them. */
 	memset(c->ring, 0, c->ring_slots * BATCH_BYTES);
 	memset(c->buffers, 0, (size_t)env.buffers * BATCH_BYTES);
-	if (pthread_create(&reader_thread, NULL, reader, c))
+	err = pthread_create(&reader_thread, NULL, reader, c);
+	if (err)
 		goto cleanup;
 	pin_to(0);
 	buffer = c->buffers;
@@ -319,7 +330,7 @@ static int run(enum handover handover, struct result *result)
 	result->fallback_share = (double)c->fallbacks / (double)(env.events / BATCH_EVENTS);
 	result->lost_share = (double)c->lost / (double)(env.events / BATCH_EVENTS);
 	atomic_store(&c->done, 1);
-	futex_wake(&c->handed);
+	ring_bell(&c->bell);
 	pthread_join(reader_thread, NULL);
 	err = 0;
 cleanup:
@@ -342,10 +353,12 @@ int main(int argc, char **argv)
 	for (int r = 0; r < env.repeats; r++) {
 		for (int h = 0; h < HANDOVER_COUNT; h++) {
 			struct result result;
+			int err = run((enum handover)h, &result);
 
-			if (run((enum handover)h, &result)) {
-				fprintf(stderr,
-					"handover_model: out of memory; try a smaller --ring\n");
+			if (err) {
+				fprintf(stderr, "handover_model: %s\n",
+					err == -ENOMEM ? "out of memory; try a smaller --ring"
+						       : "cannot start the reader thread");
 				return 1;
 			}
 			if (result.ns < best[h].ns)

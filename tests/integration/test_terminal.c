@@ -159,8 +159,10 @@ START_TEST(test_list_long_path_fits)
 		OPTRACE_BUILD_DIR,
 		NULL
 	};
-	char demo[PATH_MAX], pid_text[16], *text, *joined, *in, *out;
+	char demo[PATH_MAX], real_top[PATH_MAX], line[PATH_MAX + 64], pid_text[16];
+	char *text, *wide, *joined, *in, *out;
 	char *list[] = { OPTRACE, "list", "-p", pid_text, NULL };
+	char *list_wide[] = { OPTRACE, "list", "-p", pid_text, "--wide", NULL };
 	pid_t pid;
 
 	ck_assert_int_eq(run_command(install, NULL, NULL, 30), 0);
@@ -174,7 +176,10 @@ START_TEST(test_list_long_path_fits)
 	usleep(300 * 1000); /* past its start: it maps liboptrace */
 	snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
 	text = run_at(80, list);
+	wide = run_at(80, list_wide);
 	reap_within(pid, SIGKILL, 5);
+	/* the maps name the file as the kernel resolved it */
+	ck_assert_ptr_nonnull(realpath(top, real_top));
 	assert_fits(text, 80, "list -p of a deep install");
 	/* The path whole, once its continuation lines are joined back. */
 	joined = strdup(text);
@@ -186,10 +191,14 @@ START_TEST(test_list_long_path_fits)
 			*out++ = *in;
 	}
 	*out = '\0';
-	ck_assert_msg(strstr(joined, top) && strstr(joined, "/lib/liboptrace.so"), "%s", text);
+	ck_assert_msg(strstr(joined, real_top) && strstr(joined, "/lib/liboptrace.so"), "%s", text);
 	ck_assert_msg(strstr(text, "/\n  "), "not cut after a '/': %s", text);
 	ck_assert_msg(strstr(text, "optrace:op_begin"), "%s", text);
+	/* --wide: the path on the first line, whole */
+	snprintf(line, sizeof(line), "process %d maps %s/lib/liboptrace.so", (int)pid, real_top);
+	ck_assert_msg(strstr(wide, line), "%s", wide);
 	free(joined);
+	free(wide);
 	free(text);
 	free(top);
 }

@@ -27,7 +27,10 @@ static struct {
 	pid_t pids[MAX_PIDS];
 	int pid_count;
 	const char *path;
+	bool wide;
 } env;
+
+enum { OPT_WIDE = 0x100 };
 
 static const char doc[] =
 	"List the optrace probes of processes or of a file, with their semaphores.\n"
@@ -37,10 +40,13 @@ static const char doc[] =
 	"EXAMPLES:\n"
 	"    optrace list -p 1234                    # probes in process 1234\n"
 	"    optrace list -p 1234 -p 1240            # in two processes\n"
+	"    optrace list -p 1234 --wide | grep maps # the library's path on one line\n"
 	"    optrace list /usr/lib/liboptrace.so.1   # probes in a file\n";
 
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "A process to inspect (repeatable)", 0 },
+	{ "wide", OPT_WIDE, NULL, 0,
+	  "Lines as long as they are (else the terminal's width, COLUMNS or 80)", 0 },
 	{},
 };
 
@@ -57,6 +63,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (env.pid_count == MAX_PIDS)
 			argp_error(state, "at most %d processes", MAX_PIDS);
 		env.pids[env.pid_count++] = tracer_process_of((pid_t)pid);
+		return 0;
+	case OPT_WIDE:
+		env.wide = true;
 		return 0;
 	case ARGP_KEY_ARG:
 		if (env.path)
@@ -175,7 +184,7 @@ static int print_probes(const char *path, unsigned long base, int mem_fd)
 			 (unsigned long long)note->semaphore_offset);
 		text_table_add(&table, cells);
 	}
-	text_table_print(stdout, &table, text_output_width(stdout, false), NULL);
+	text_table_print(stdout, &table, text_output_width(stdout, env.wide), NULL);
 	text_table_free(&table);
 	usdt_notes_free(&notes);
 	return 0;
@@ -206,8 +215,8 @@ static int list_process(pid_t pid)
 	}
 	snprintf(mem_path, sizeof(mem_path), "/proc/%d/mem", pid);
 	mem_fd = open(mem_path, O_RDONLY | O_CLOEXEC);
-	/* A long path goes on a line of its own (text_wrap), where it fits whole. */
-	text_printf(stdout, text_output_width(stdout, false), "process %d maps %s", pid,
+	/* A path that fits a line goes below, whole; a longer one is cut after a '/'. */
+	text_printf(stdout, text_output_width(stdout, env.wide), "process %d maps %s", pid,
 		    library.mapped_path);
 	print_gpu_collector(pid);
 	err = print_probes(library.path, library.base, mem_fd);

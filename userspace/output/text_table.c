@@ -382,20 +382,22 @@ void text_wrap(FILE *out, const char *prefix, const char *continuation, const ch
 			word += !continuation_byte((unsigned char)text[i]);
 		gap = line_empty ? 0 : 1;
 		/*
-		 * A word longer than a line (a path): as much as fits, the rest
-		 * below, cut after a '/' where one is in the line's second half.
+		 * A word longer than a line (a path) and than what is left of
+		 * this one: as much as fits, the rest below, cut after a '/'
+		 * where one is in the second half of what fits.
 		 */
 		if (width != TEXT_WIDTH_UNLIMITED &&
-		    word > width - text_width(continuation) - gap && width - column - gap > 0) {
-			size_t fits;
+		    word > width - text_width(continuation) - gap && word > width - column - gap &&
+		    width - column - gap > 0) {
+			size_t fits = text_prefix_bytes(text, width - column - gap);
+			size_t half = text_prefix_bytes(text, (width - column - gap) / 2);
 
 			if (gap)
 				fputc(' ', out);
-			fits = text_prefix_bytes(text, width - column - gap);
 			length = fits;
-			while (length > fits / 2 && text[length - 1] != '/')
+			while (length > half && text[length - 1] != '/')
 				length--;
-			if (length <= fits / 2)
+			if (length <= half)
 				length = fits;
 			fwrite(text, 1, length, out);
 			text += length;

@@ -15,14 +15,16 @@ struct pending {
  * A thread's events in its order: items[head, tail). The room stays when the
  * queue empties (a busy thread's fills again by the next drain, and new
  * memory is zeroed page by page: that was most of record's CPU), until
- * batch_decoder_trim() finds it unused for a whole period.
+ * batch_decoder_trim() finds it unused for a whole period, or four times
+ * larger than the period needed.
  */
 struct decode_queue {
 	struct pending *items;
 	size_t head;
 	size_t tail;
 	size_t capacity;
-	bool used; /* pushed to since the last trim */
+	size_t peak; /* the most events it held since the last trim */
+	bool used;   /* pushed to since the last trim */
 };
 
 /*
@@ -245,6 +247,8 @@ int batch_decoder_push(struct batch_decoder *decoder, const struct record_event 
 	queue->used = true;
 	was_empty = queue->head == queue->tail;
 	queue->items[queue->tail++] = pending;
+	if (queue->tail - queue->head > queue->peak)
+		queue->peak = queue->tail - queue->head;
 	return was_empty ? heads_insert(decoder, queue) : 0;
 }
 
@@ -289,12 +293,15 @@ void batch_decoder_trim(struct batch_decoder *decoder)
 
 		if (!queue)
 			continue;
-		if (!queue->used && queue->head == queue->tail) {
+		/* Unused, or much larger than this period needed (a burst long past). */
+		if (queue->head == queue->tail &&
+		    (!queue->used || queue->capacity > 4 * (queue->peak > 64 ? queue->peak : 64))) {
 			free(queue->items);
 			queue->items = NULL;
 			queue->capacity = 0;
 		}
 		queue->used = false;
+		queue->peak = 0;
 	}
 }
 

@@ -91,7 +91,8 @@ int batch_decoder_drain(struct batch_decoder *decoder, uint64_t watermark_ns,
 /*
  * Every period (record: each second): gives back the room of the queues
  * that stayed empty since the last call (threads come and go by the
- * thousand); a busy thread's room is kept for its next events.
+ * thousand), or that is empty now and four times what the period needed (a
+ * burst long past); a busy thread's room is kept for its next events.
  */
 void batch_decoder_trim(struct batch_decoder *decoder);
 

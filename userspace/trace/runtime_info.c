@@ -23,15 +23,17 @@ int liboptrace_symbol_address(pid_t pid, const char *name, uint64_t *address)
 }
 
 /*
- * The addresses found last, by process and symbol: direct-mapped, a slot
- * taken by a later pair is only looked up again. Tracers read from a
- * thread or two; the lock keeps a slot whole.
+ * The addresses found last, by process (its pid and start time: a reused
+ * pid is another process) and symbol: direct-mapped, a slot taken by a later
+ * pair is only looked up again. Tracers read from a thread or two; the lock
+ * keeps a slot whole.
  */
-#define SYMBOL_SLOTS 256
+#define SYMBOL_SLOTS 1024
 
 struct symbol_slot {
 	pid_t pid; /* 0: empty */
-	const char *name;
+	uint64_t start_time;
+	const char *name; /* static: the callers' literals */
 	uint64_t address;
 };
 
@@ -48,26 +50,31 @@ static struct symbol_slot *symbol_slot(pid_t pid, const char *name)
 	return &symbol_slots[hash % SYMBOL_SLOTS];
 }
 
-/* The address the last lookup for pid and name found; fresh: look again. */
+/* The address the last lookup for this process and name found; fresh: look again. */
 static int symbol_address(pid_t pid, const char *name, bool fresh, uint64_t *address)
 {
 	struct symbol_slot *slot = symbol_slot(pid, name);
+	uint64_t start_time = process_start_time(pid);
 	int err;
 
+	if (!start_time)
+		return -ESRCH;
 	pthread_mutex_lock(&symbol_lock);
-	if (!fresh && slot->pid == pid && !strcmp(slot->name, name)) {
+	if (!fresh && slot->pid == pid && slot->start_time == start_time &&
+	    !strcmp(slot->name, name)) {
 		*address = slot->address;
 		pthread_mutex_unlock(&symbol_lock);
 		return 0;
 	}
-	slot->pid = 0;
 	symbol_lookups++;
 	pthread_mutex_unlock(&symbol_lock);
 	err = liboptrace_symbol_address(pid, name, address);
 	if (err)
 		return err;
 	pthread_mutex_lock(&symbol_lock);
-	*slot = (struct symbol_slot){ .pid = pid, .name = name, .address = *address };
+	*slot = (struct symbol_slot){
+		.pid = pid, .start_time = start_time, .name = name, .address = *address
+	};
 	pthread_mutex_unlock(&symbol_lock);
 	return 0;
 }

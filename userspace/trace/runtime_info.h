@@ -21,13 +21,15 @@ int runtime_info_read(pid_t pid, struct optrace_runtime_info *info);
 int liboptrace_symbol_address(pid_t pid, const char *name, uint64_t *address);
 
 /*
- * Reads size bytes at liboptrace's symbol name in process pid (its address
- * in *address) and returns 0 if valid() accepts them. The address is the one
- * the last call for pid and name found: the process's maps and liboptrace's
- * ELF are read again (60 us, where a tracer reads every process 20 times a
- * second) only for a new process, or when what lies there is unreadable or
- * fails valid() (liboptrace reloaded elsewhere, a pid reused). Else -ESRCH,
- * -ENOENT (no liboptrace, or no such symbol), -EPROTO (read, and not valid).
+ * Reads size bytes at liboptrace's symbol name (a string that lives as long
+ * as the program: the address is kept by it) in process pid, its address in
+ * *address, and returns 0 if valid() accepts them. The address is the one the
+ * last call for this process and name found: the process's maps and
+ * liboptrace's ELF are read again (60 us, where a tracer reads every process
+ * 20 times a second) only for a new process (a reused pid included: it has
+ * another start time), or when what lies there is unreadable or fails
+ * valid(). Else -ESRCH, -ENOENT (no liboptrace, or no such symbol), -EPROTO
+ * (read, and not valid).
  */
 int liboptrace_symbol_read(pid_t pid, const char *name, void *buffer, size_t size,
 			   bool (*valid)(const void *buffer), uint64_t *address);

@@ -148,22 +148,48 @@ int find_liboptrace(pid_t pid, struct library *library)
 	return err < 0 ? err : search.err;
 }
 
-pid_t process_parent(pid_t pid)
+/* /proc/PID/stat from its third field (STATE), into line; NULL when the process is gone. */
+static const char *stat_fields(pid_t pid, char *line, size_t size)
 {
-	char path[64], line[512], *after;
-	int parent = 0;
+	char path[64], *after = NULL;
 	FILE *file;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	file = fopen(path, "re");
 	if (!file)
-		return 0;
+		return NULL;
 	/* "PID (COMM) STATE PPID ...": the command may hold spaces and ')' */
-	if (fgets(line, sizeof(line), file) && (after = strrchr(line, ')')) &&
-	    sscanf(after + 1, " %*c %d", &parent) != 1)
-		parent = 0;
+	if (fgets(line, (int)size, file))
+		after = strrchr(line, ')');
 	fclose(file);
+	return after ? after + 1 : NULL;
+}
+
+pid_t process_parent(pid_t pid)
+{
+	char line[512];
+	const char *fields = stat_fields(pid, line, sizeof(line));
+	int parent = 0;
+
+	if (!fields || sscanf(fields, " %*c %d", &parent) != 1)
+		return 0;
 	return parent;
+}
+
+uint64_t process_start_time(pid_t pid)
+{
+	char line[512];
+	const char *fields = stat_fields(pid, line, sizeof(line));
+	unsigned long long start = 0;
+
+	/* starttime is the 22nd field: STATE is the 3rd */
+	if (!fields || sscanf(fields,
+			      " %*c"
+			      "%*s %*s %*s %*s %*s %*s %*s %*s %*s"
+			      "%*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+			      &start) != 1)
+		return 0;
+	return start;
 }
 
 void process_name(pid_t pid, char *name, size_t size)

@@ -58,6 +58,12 @@ int is_liboptrace_name(const char *path);
 /* The parent of process pid (from /proc/PID/stat), or 0 when it is gone. */
 pid_t process_parent(pid_t pid);
 
+/*
+ * When process pid started, in clock ticks since boot (/proc/PID/stat):
+ * with the pid, names one process; 0 when it is gone.
+ */
+uint64_t process_start_time(pid_t pid);
+
 /* The process's command name (comm), or "?" when it is gone. */
 void process_name(pid_t pid, char *name, size_t size);
 
