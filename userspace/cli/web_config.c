@@ -129,9 +129,10 @@ static int add_user(struct web_config *config, const char *name, const char *has
 	if (!grown)
 		return -1;
 	config->users = grown;
-	grown[config->user_count].name = strdup(name);
-	grown[config->user_count].hash = strdup(hash);
-	return grown[config->user_count++].name ? 0 : -1;
+	/* Whole: has_accepted starts false (it was read uninitialized). */
+	grown[config->user_count] = (struct web_user){ .name = strdup(name), .hash = strdup(hash) };
+	config->user_count++;
+	return grown[config->user_count - 1].name && grown[config->user_count - 1].hash ? 0 : -1;
 }
 
 static int parse(struct web_config *config, char *text, const char *path)

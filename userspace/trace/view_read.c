@@ -244,8 +244,9 @@ int view_read_process(pid_t pid, struct process_view *view, unsigned int flags)
 			view->thread_count++;
 		address = in->next;
 	}
-	/* the process's first thread first, then as they were made */
-	qsort(view->threads, view->thread_count, sizeof(*view->threads), by_tid);
+	/* the process's first thread first, then as they were made (none: no array) */
+	if (view->thread_count)
+		qsort(view->threads, view->thread_count, sizeof(*view->threads), by_tid);
 	err = 0;
 cleanup:
 	free(visits);
