@@ -416,8 +416,10 @@ endif
 tests: $(TEST_BINS) $(FIXTURES)
 
 # One line "N passed, N failed" over every suite; non-zero on any failure.
-# gen_capture: tests/python/test_perfetto.py's synthetic capture with GPU activity.
-test: $(TEST_BINS) $(FIXTURES) $(DEMO) $(OPTRACE) $(PY_MODULE) $(OUTPUT)/bench/gen_capture
+# gen_capture: tests/python/test_perfetto.py's synthetic capture with GPU activity;
+# probe_loop: test_record's target that fills the ring buffer.
+test: $(TEST_BINS) $(FIXTURES) $(DEMO) $(OPTRACE) $(PY_MODULE) $(OUTPUT)/bench/gen_capture \
+		$(OUTPUT)/bench/probe_loop
 	$(Q)PYTHON=$(PYTHON) PYTHONPATH=$(PY_DIR) OPTRACE_BUILD_DIR=$(OUTPUT) \
 		tests/run.sh $(TEST_BINS) tests/python/run.py tests/docs/run_docs.py
 

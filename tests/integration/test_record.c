@@ -258,6 +258,35 @@ START_TEST(test_helper_tree_counts_each_call_once)
 }
 END_TEST
 
+#define PROBE_LOOP OPTRACE_BUILD_DIR "/bench/probe_loop"
+
+/*
+ * A target that makes events faster than optrace reads them (4 M events in
+ * about 0.1 s, a ring buffer of 1 MiB): batches are lost, counted, and
+ * record says what to do about it; what it kept is a capture report reads.
+ */
+START_TEST(test_ring_buffer_full_says_what_to_do)
+{
+	char *capture = test_path("full.capture"), *err_path = test_path("full.err"), *text;
+	char *argv[] = { OPTRACE, "record",   "--ringbuf", "1",	      "-o", capture,
+			 "--",	  PROBE_LOOP, "-n",	   "2000000", NULL };
+	char *report[] = { OPTRACE, "report", capture, NULL };
+
+	NEED_BPF();
+	ck_assert_int_eq(run_command(argv, NULL, err_path, 120), 0);
+	text = read_file(err_path);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_msg(!strstr(text, " 0 lost in the kernel"), "%s", text);
+	ck_assert_msg(strstr(text, "the ring buffer (1 MiB) was full") &&
+			      strstr(text, "larger --ringbuf"),
+		      "%s", text);
+	free(text);
+	ck_assert_int_eq(run_command(report, NULL, NULL, 60), 0);
+	free(err_path);
+	free(capture);
+}
+END_TEST
+
 START_TEST(test_bad_capture_files)
 {
 	char *garbage = test_path("garbage"), *err_path = test_path("err.txt"), *text;
@@ -288,6 +317,7 @@ int main(void)
 	tcase_add_test(tc, test_openmp_threads_and_children);
 	tcase_add_test(tc, test_recorder_killed);
 	tcase_add_test(tc, test_bad_capture_files);
+	tcase_add_test(tc, test_ring_buffer_full_says_what_to_do);
 	tcase_add_test(tc, test_report_tables);
 	tcase_add_test(tc, test_helper_tree_counts_each_call_once);
 	suite_add_tcase(suite, tc);

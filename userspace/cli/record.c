@@ -608,8 +608,8 @@ static void finish_decoding(struct recorder *r)
 	batch_decoder_finish(&r->decoder);
 	write_ordered(r, UINT64_MAX);
 	if (r->decoder.stats.missing || r->decoder.stats.late || r->decoder.stats.malformed)
-		diag("fast path: %llu events never handed over, %llu written out of order, %llu "
-		     "malformed",
+		diag("fast path: %llu events missing from their threads' sequences (lost in the "
+		     "kernel, or never handed over), %llu written out of order, %llu malformed",
 		     (unsigned long long)r->decoder.stats.missing,
 		     (unsigned long long)r->decoder.stats.late,
 		     (unsigned long long)r->decoder.stats.malformed);
@@ -648,6 +648,12 @@ static int close_capture(struct recorder *r, int err)
 			fputc('\r', stderr);
 		print_status(r, losses, seconds_since(r->start_ns), true);
 	}
+	if (losses[RECORD_LOSS_RINGBUF_FULL] || losses[RECORD_LOSS_GPU_RINGBUF_FULL])
+		diag("the ring buffer (%ld MiB) was full: the targets made events faster than "
+		     "optrace "
+		     "read them; record again with a larger --ringbuf (up to 1024), or fewer "
+		     "targets",
+		     env.ringbuf_mb);
 	/* This run's capture, even cut short by a full disk: it says what it lost. */
 	close_err = out_file_commit(&r->output);
 	err = err ?: close_err;
