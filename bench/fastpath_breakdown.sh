@@ -22,7 +22,7 @@ stats_before=$(sysctl -n kernel.bpf_stats_enabled)
 trap 'sysctl -qw kernel.bpf_stats_enabled="$stats_before"; rm -rf "$work"' EXIT
 sysctl -qw kernel.bpf_stats_enabled=1
 
-# ns per event of the loop, and the batch program's ns per event, for one configuration.
+# The loop thread's CPU ns per event, and the batch program's ns per event, for one configuration.
 run() {
 	local tool=$1 clock=$2 loop tracer
 	local arm=

@@ -129,7 +129,7 @@ if [ -n "$uftrace" ] && [ -s "$work/uftrace.all" ]; then
 		"$(echo "$uftrace_over / $bpftrace_over" | bc -l)"
 fi
 echo "($iterations operations = $events events per run, median of $rounds rounds;"
-echo " overhead = ns/event over the untraced loop of the same run)"
+echo " ns/event: the loop thread's CPU time; overhead = ns/event over the untraced loop of the same run)"
 for config in stat stat-vdso stat-per-event record record-vdso record-per-event; do
 	echo "$config: operations counted per round (of $iterations): $(tr '\n' ' ' <"$work/$config.counted")"
 done
