@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,10 +228,17 @@ static void copy_to_ring(struct channel *c, const char *buffer)
 	atomic_store_explicit(&c->copied, copied + 1, memory_order_release);
 }
 
+/* In place: the buffer after handed is still the reader's. */
+static bool no_buffer_free(const struct channel *c, uint64_t handed)
+{
+	return handed + 1 - atomic_load_explicit(&c->read, memory_order_acquire) >=
+	       (uint64_t)env.buffers;
+}
+
 /* A full buffer handed over; returns the one to fill next. */
 static char *hand_over(struct channel *c, char *buffer)
 {
-	uint64_t handed;
+	uint64_t handed = atomic_load_explicit(&c->handed, memory_order_relaxed);
 
 	switch (c->handover) {
 	case NONE:
@@ -239,18 +247,14 @@ static char *hand_over(struct channel *c, char *buffer)
 		copy_to_ring(c, buffer);
 		return buffer;
 	case LAZY:
-		handed = atomic_load_explicit(&c->handed, memory_order_relaxed);
-		if (handed + 1 - atomic_load_explicit(&c->read, memory_order_acquire) >=
-		    (uint64_t)env.buffers) {
+		if (no_buffer_free(c, handed)) {
 			c->fallbacks++;
 			copy_to_ring(c, buffer);
 			return buffer;
 		}
 		break;
 	default:
-		handed = atomic_load_explicit(&c->handed, memory_order_relaxed);
-		while (handed + 1 - atomic_load_explicit(&c->read, memory_order_acquire) >=
-		       (uint64_t)env.buffers)
+		while (no_buffer_free(c, handed))
 			;
 	}
 	atomic_store_explicit(&c->handed, handed + 1, memory_order_seq_cst);

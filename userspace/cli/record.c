@@ -650,9 +650,8 @@ static int close_capture(struct recorder *r, int err)
 	}
 	if (losses[RECORD_LOSS_RINGBUF_FULL] || losses[RECORD_LOSS_GPU_RINGBUF_FULL])
 		diag("the ring buffer (%ld MiB) was full: the targets made events faster than "
-		     "optrace "
-		     "read them; record again with a larger --ringbuf (up to 1024), or fewer "
-		     "targets",
+		     "optrace read them; record again with a larger --ringbuf (up to 1024), or "
+		     "fewer targets",
 		     env.ringbuf_mb);
 	/* This run's capture, even cut short by a full disk: it says what it lost. */
 	close_err = out_file_commit(&r->output);

@@ -117,7 +117,7 @@ enum section { TOP, TLS, USERS };
 static int add_user(struct web_config *config, const char *name, const char *hash, const char *path,
 		    int line)
 {
-	struct web_user *grown;
+	struct web_user *grown, *user;
 
 	if (strncmp(hash, "$2a$", 4) && strncmp(hash, "$2b$", 4) && strncmp(hash, "$2y$", 4)) {
 		diag("%s:%d: the password of %s is not a bcrypt hash ($2y$...): make one with "
@@ -129,10 +129,10 @@ static int add_user(struct web_config *config, const char *name, const char *has
 	if (!grown)
 		return -1;
 	config->users = grown;
+	user = &grown[config->user_count++];
 	/* Whole: has_accepted starts false (it was read uninitialized). */
-	grown[config->user_count] = (struct web_user){ .name = strdup(name), .hash = strdup(hash) };
-	config->user_count++;
-	return grown[config->user_count - 1].name && grown[config->user_count - 1].hash ? 0 : -1;
+	*user = (struct web_user){ .name = strdup(name), .hash = strdup(hash) };
+	return user->name && user->hash ? 0 : -1;
 }
 
 static int parse(struct web_config *config, char *text, const char *path)

@@ -23,8 +23,7 @@ struct decode_queue {
 	size_t head;
 	size_t tail;
 	size_t capacity;
-	size_t peak; /* the most events it held since the last trim */
-	bool used;   /* pushed to since the last trim */
+	size_t peak; /* the most events it held since the last trim: 0, unused */
 };
 
 /*
@@ -244,7 +243,6 @@ int batch_decoder_push(struct batch_decoder *decoder, const struct record_event 
 	err = queue_room(queue);
 	if (err)
 		return err;
-	queue->used = true;
 	was_empty = queue->head == queue->tail;
 	queue->items[queue->tail++] = pending;
 	if (queue->tail - queue->head > queue->peak)
@@ -295,12 +293,11 @@ void batch_decoder_trim(struct batch_decoder *decoder)
 			continue;
 		/* Unused, or much larger than this period needed (a burst long past). */
 		if (queue->head == queue->tail &&
-		    (!queue->used || queue->capacity > 4 * (queue->peak > 64 ? queue->peak : 64))) {
+		    (!queue->peak || queue->capacity > 4 * (queue->peak > 64 ? queue->peak : 64))) {
 			free(queue->items);
 			queue->items = NULL;
 			queue->capacity = 0;
 		}
-		queue->used = false;
 		queue->peak = 0;
 	}
 }
