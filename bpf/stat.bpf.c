@@ -82,7 +82,7 @@ int USDT_PROBE(op_end, __u64 op, int status)
 	struct event_place place = current_place(false);
 
 	if (in_window(now))
-		on_op_end(&place, now, op, status, NULL);
+		on_op_end(&place, now, op, status);
 	return 0;
 }
 
@@ -210,6 +210,12 @@ int gpu_dropped(struct pt_regs *ctx)
 struct scratch {
 	__u32 busy;
 	__u32 pad;
+	/*
+	 * The walk's own state, here rather than on its stack: the walk and
+	 * the global functions it calls share 512 bytes of stack.
+	 */
+	struct ended_op ended;	/* the operation an op_end just took off the stack */
+	struct op_key last_key; /* the walk's last operation row: see struct batch_walk */
 	struct optrace_event events[OPTRACE_BATCH_EVENTS];
 };
 
@@ -220,68 +226,149 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
+static __always_inline bool same_op_key(const struct op_key *a, const struct op_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+	_Static_assert(sizeof(struct op_key) % 8 == 0, "compared as words");
+	for (unsigned int i = 0; i < sizeof(struct op_key) / 8; i++) {
+		if (x[i] != y[i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * last_stats: the walk's last operation row (its key in copy->last_key),
+ * NULL until there is one. A loop of one operation ends it with the same
+ * key again and again, and comparing 56 bytes costs less than hashing them.
+ * Per-CPU values stay put for the program's run.
+ */
 struct batch_walk {
 	struct event_place place;
-	struct op_cache ops;
+	struct latency *last_stats;
 	struct scratch *copy; /* the events copied */
 	__u32 first;	      /* index of the first event to count in copy */
 };
 
-static int count_event(__u32 index, struct batch_walk *walk)
+/*
+ * The walk's work is in global functions: the verifier checks each of them
+ * once, where the handlers inlined into the walk's loop were checked again
+ * for every path through it and every round of the loop (719k instructions
+ * and 2 to 3 s a program, before: docs/bench.md, "Start-up"). A global
+ * function sees the memory it is given as plain bytes, and the caller's as
+ * overwritten: the thread's state comes as an argument of its own, and no
+ * memory that holds a pointer is passed.
+ */
+__noinline int count_batch_event(struct thread_state *state, __u32 tgid, int in_process,
+				 const struct optrace_event *event)
 {
-	struct event_place *place = &walk->place;
-	struct optrace_event *event;
-	__u32 at = index + walk->first;
+	struct event_place place = { .tgid = tgid, .in_process = in_process, .state = state };
 
-	/* Read in place: the walk has no stack to spare for a copy. */
-	if (!walk->copy || at >= OPTRACE_BATCH_EVENTS)
-		return 1;
-	event = &walk->copy->events[at];
-	if (!in_window(event->time_ns))
+	if (!state || !event)
 		return 0;
 	switch (event->kind) {
 	case OPTRACE_EVENT_OP_BEGIN:
-		on_op_begin(place, event->time_ns, event->op_begin.op, event->op_begin.parent,
+		on_op_begin(&place, event->time_ns, event->op_begin.op, event->op_begin.parent,
 			    event->op_begin.depth, event->op_begin.name);
 		break;
-	case OPTRACE_EVENT_OP_END:
-		on_op_end(place, event->time_ns, event->op_end.op, event->op_end.status,
-			  &walk->ops);
-		break;
 	case OPTRACE_EVENT_OP_MODE:
-		on_op_mode(place, event->op_mode.op, event->op_mode.mode, event->op_mode.reason);
+		on_op_mode(&place, event->op_mode.op, event->op_mode.mode, event->op_mode.reason);
 		break;
 	case OPTRACE_EVENT_OP_FALLBACK:
-		on_op_fallback(place, event->op_fallback.op, event->op_fallback.reason,
+		on_op_fallback(&place, event->op_fallback.op, event->op_fallback.reason,
 			       event->op_fallback.detail);
 		break;
 	case OPTRACE_EVENT_TASK_LAUNCH:
-		on_task_launch(place, event->task_launch.task, event->task_launch.op,
+		on_task_launch(&place, event->task_launch.task, event->task_launch.op,
 			       event->task_launch.root_op, event->task_launch.name,
 			       event->task_launch.points);
 		break;
 	case OPTRACE_EVENT_TASK_BEGIN:
-		on_task_begin(place, event->time_ns, event->task_begin.task,
+		on_task_begin(&place, event->time_ns, event->task_begin.task,
 			      event->task_begin.point, event->task_begin.variant,
 			      event->task_begin.name, event->task_begin.root_name);
 		break;
 	case OPTRACE_EVENT_TASK_END:
-		on_task_end(place, event->time_ns, event->task_end.task, event->task_end.point);
+		on_task_end(&place, event->time_ns, event->task_end.task, event->task_end.point);
 		break;
 	case OPTRACE_EVENT_WAIT_BEGIN:
-		on_wait_begin(place, event->time_ns, event->wait_begin.wait_kind);
+		on_wait_begin(&place, event->time_ns, event->wait_begin.wait_kind);
 		break;
 	case OPTRACE_EVENT_WAIT_END:
-		on_wait_end(place, event->time_ns, event->wait_end.wait_kind);
+		on_wait_end(&place, event->time_ns, event->wait_end.wait_kind);
 		break;
 	case OPTRACE_EVENT_GPU_LAUNCH:
-		on_gpu_launch(place, (__u32)event->gpu_launch.correlation_id,
+		on_gpu_launch(&place, (__u32)event->gpu_launch.correlation_id,
 			      event->gpu_launch.flags);
 		break;
 	default:
 		count_loss(STAT_LOSS_BATCH_BAD); /* a kind from a newer library, or garbage */
 		break;
 	}
+	return 0;
+}
+
+/* An op_end's pop, into ended: 1 if its frame was on top. */
+__noinline int pop_batch_op(struct thread_state *state, __u32 tgid,
+			    const struct optrace_event *event, struct ended_op *ended)
+{
+	struct event_place place = { .tgid = tgid, .state = state };
+
+	if (!state || !event || !ended)
+		return 0;
+	return pop_op(&place, event->time_ns, event->op_end.op, event->op_end.status, ended);
+}
+
+__noinline int copy_batch_op_strings(__u32 tgid, int in_process, const struct op_key *key)
+{
+	struct event_place place = { .tgid = tgid, .in_process = in_process };
+
+	if (key)
+		copy_op_strings(&place, key);
+	return 0;
+}
+
+/* An ended operation counted in its row: the walk's last row, or looked up. */
+static __always_inline void count_batch_op(struct batch_walk *walk, struct scratch *copy)
+{
+	struct ended_op *ended = &copy->ended;
+	struct latency *stats;
+	bool created;
+
+	if (walk->last_stats && same_op_key(&copy->last_key, &ended->key)) {
+		record_latency(walk->last_stats, ended->duration, ended->self);
+		return;
+	}
+	stats = lookup_or_init(&op_stats, &ended->key, &zero_latency, &created);
+	if (!stats)
+		return;
+	copy->last_key = ended->key;
+	walk->last_stats = stats;
+	record_latency(stats, ended->duration, ended->self);
+	if (created)
+		copy_batch_op_strings(walk->place.tgid, walk->place.in_process, &ended->key);
+}
+
+static int count_event(__u32 index, struct batch_walk *walk)
+{
+	struct scratch *copy = walk->copy;
+	struct optrace_event *event;
+	__u32 at = index + walk->first;
+
+	/* Read in place: the walk has no stack to spare for a copy. */
+	if (!copy || at >= OPTRACE_BATCH_EVENTS)
+		return 1;
+	event = &copy->events[at];
+	if (!in_window(event->time_ns))
+		return 0;
+	if (event->kind != OPTRACE_EVENT_OP_END) {
+		count_batch_event(walk->place.state, walk->place.tgid, walk->place.in_process,
+				  event);
+		return 0;
+	}
+	if (pop_batch_op(walk->place.state, walk->place.tgid, event, &copy->ended))
+		count_batch_op(walk, copy);
 	return 0;
 }
 

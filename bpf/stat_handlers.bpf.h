@@ -56,86 +56,78 @@ static __always_inline void on_op_fallback(struct event_place *place, __u64 op, 
 	}
 }
 
-/*
- * A batch walk's last operation row: a loop of one operation ends it with
- * the same key again and again, and comparing 56 bytes costs less than
- * hashing them. Per-CPU values stay put for the program's run.
- */
-struct op_cache {
+/* An operation that ended: its row's key and its times, before they are counted. */
+struct ended_op {
 	struct op_key key;
-	struct latency *stats; /* NULL: nothing cached */
+	__u64 duration;
+	__u64 self;
 };
 
-static __always_inline bool same_op_key(const struct op_key *a, const struct op_key *b)
-{
-	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
-
-	_Static_assert(sizeof(struct op_key) % 8 == 0, "compared as words");
-	for (unsigned int i = 0; i < sizeof(struct op_key) / 8; i++) {
-		if (x[i] != y[i])
-			return false;
-	}
-	return true;
-}
-
-static __always_inline void on_op_end(struct event_place *place, __u64 now, __u64 op, int status,
-				      struct op_cache *cache)
+/* Takes op's frame off the thread's stack into ended; false if it was not on top. */
+static __always_inline bool pop_op(struct event_place *place, __u64 now, __u64 op, int status,
+				   struct ended_op *ended)
 {
 	struct thread_state *state = place->state;
-	struct op_key key = { .tgid = place->tgid };
-	__u64 duration, self;
-	struct latency *stats;
+	struct op_key *key = &ended->key;
 	struct frame *frame;
 	__u32 depth;
-	bool created;
 
 	if (!state)
-		return; /* no thread seen: not a target */
+		return false; /* no thread seen: not a target */
 	frame = top_frame(state, op);
 	if (!frame) {
 		count_loss(STAT_LOSS_UNMATCHED);
-		return;
+		return false;
 	}
 	depth = state->depth - 1;
-	duration = now - frame->start_ns;
-	self = duration > frame->child_ns ? duration - frame->child_ns : 0;
-	key.depth = depth;
-	key.name = frame->name;
-	key.mode = frame->mode;
-	key.mode_reason = frame->mode_reason;
-	key.fallback_reason = frame->fallback_reason;
-	key.fallback_detail = frame->fallback_detail;
-	key.status = status;
+	__builtin_memset(key, 0, sizeof(*key));
+	key->tgid = place->tgid;
+	ended->duration = now - frame->start_ns;
+	ended->self = ended->duration > frame->child_ns ? ended->duration - frame->child_ns : 0;
+	key->depth = depth;
+	key->name = frame->name;
+	key->mode = frame->mode;
+	key->mode_reason = frame->mode_reason;
+	key->fallback_reason = frame->fallback_reason;
+	key->fallback_detail = frame->fallback_detail;
+	key->status = status;
 	frame->op = 0;
 	state->depth = depth;
 	if (depth > 0) {
 		struct frame *parent = &state->frames[(depth - 1) & (STAT_STACK_MAX - 1)];
 
-		parent->child_ns += duration;
+		parent->child_ns += ended->duration;
 		if (parent->op)
-			key.parent_name = parent->name;
+			key->parent_name = parent->name;
 		if (state->frames[0].op)
-			key.root_name = state->frames[0].name;
+			key->root_name = state->frames[0].name;
 	}
+	return true;
+}
 
-	if (cache && cache->stats && same_op_key(&cache->key, &key)) {
-		record_latency(cache->stats, duration, self);
+static __always_inline void copy_op_strings(const struct event_place *place,
+					    const struct op_key *key)
+{
+	copy_string(place->tgid, key->name, place->in_process);
+	copy_string(place->tgid, key->parent_name, place->in_process);
+	copy_string(place->tgid, key->root_name, place->in_process);
+	copy_string(place->tgid, key->fallback_detail, place->in_process);
+}
+
+static __always_inline void on_op_end(struct event_place *place, __u64 now, __u64 op, int status)
+{
+	struct ended_op ended;
+	struct latency *stats;
+	bool created;
+
+	if (!pop_op(place, now, op, status, &ended))
 		return;
-	}
-	stats = lookup_or_init(&op_stats, &key, &zero_latency, &created);
+	stats = lookup_or_init(&op_stats, &ended.key, &zero_latency, &created);
 	if (!stats)
 		return;
-	if (cache) {
-		cache->key = key;
-		cache->stats = stats;
-	}
-	record_latency(stats, duration, self);
-	if (created) {
-		copy_string(place->tgid, key.name, place->in_process);
-		copy_string(place->tgid, key.parent_name, place->in_process);
-		copy_string(place->tgid, key.root_name, place->in_process);
-		copy_string(place->tgid, key.fallback_detail, place->in_process);
-	}
+	record_latency(stats, ended.duration, ended.self);
+	if (created)
+		copy_op_strings(place, &ended.key);
 }
 
 static __always_inline void on_task_launch(struct event_place *place, __u64 task, __u64 op,

@@ -29,7 +29,7 @@ static pid_t start_demo(void)
 		      "100", "-q", "--truth", "/dev/null", (char *)NULL);
 		_exit(127);
 	}
-	usleep(500 * 1000); /* past its start: it maps liboptrace */
+	wait_started(pid);
 	return pid;
 }
 

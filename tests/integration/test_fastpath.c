@@ -36,21 +36,6 @@ static pid_t spawn(char *const argv[], const char *out_path)
 	return pid;
 }
 
-/* Waits up to 30 s for text in the file at path. */
-static bool wait_for_text(const char *path, const char *text)
-{
-	for (int i = 0; i < 300; i++) {
-		char *content = read_file(path);
-		bool found = content && strstr(content, text);
-
-		free(content);
-		if (found)
-			return true;
-		usleep(100 * 1000);
-	}
-	return false;
-}
-
 /* Waits for pid, killing it after timeout_s; returns its status. */
 static int reap(pid_t pid, int timeout_s)
 {
@@ -121,12 +106,12 @@ static pid_t trace_fixture(char *const fixture_argv[], bool record, const char *
 	int status;
 
 	fixture = spawn(fixture_argv, fixture_out);
-	ck_assert(wait_for_text(fixture_out, "ready"));
+	ck_assert(wait_for_text(fixture_out, "ready", 0, 120));
 	snprintf(pid_text, sizeof(pid_text), "%d", fixture);
 	tracer = spawn(record ? record_argv : stat_argv, record ? "/dev/null" : json);
 	ck_assert(wait_armed(fixture)); /* attached: the tracer's -d counts from then on */
 	kill(fixture, SIGUSR1);
-	ck_assert(wait_for_text(fixture_out, "done"));
+	ck_assert(wait_for_text(fixture_out, "done", 0, 120));
 	status = reap(tracer, 30);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the tracer failed (%d)",
 		      status);
@@ -428,7 +413,7 @@ START_TEST(test_registry_address_kept)
 			usleep(20 * 1000); /* another fork took it: once it is gone */
 	}
 	ck_assert_msg(again, "pid %d was never free again", (int)pid);
-	usleep(300 * 1000); /* past its start: it maps liboptrace */
+	wait_started(again);
 	lookups = liboptrace_symbol_lookups();
 	/* the same pid, another process: its registry, looked up again, then kept */
 	ck_assert_int_ge(batch_read_process(pid, count_buffers, NULL), 0);

@@ -173,7 +173,7 @@ START_TEST(test_list_long_path_fits)
 		execl(demo, demo, "--forever", "-q", "--truth", "/dev/null", (char *)NULL);
 		_exit(127);
 	}
-	usleep(300 * 1000); /* past its start: it maps liboptrace */
+	wait_started(pid);
 	snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
 	text = run_at(80, list);
 	wide = run_at(80, list_wide);
@@ -286,6 +286,29 @@ static char *last_frame(const char *screen)
 	return frame;
 }
 
+/*
+ * Reads what top draws until its last frame holds want (or, with absent,
+ * no longer holds it), for at most timeout_s: a busy machine may take long
+ * to attach, and no test assumes how long. Returns that last frame.
+ */
+static char *read_frame_until(int master, char *buffer, size_t size, size_t *length,
+			      const char *want, bool absent, int timeout_s)
+{
+	char *frame = NULL;
+
+	for (int waited_ms = 0; waited_ms <= timeout_s * 1000; waited_ms += 200) {
+		bool found;
+
+		read_screen(master, buffer, size, length, 200);
+		free(frame);
+		frame = last_frame(buffer);
+		found = strstr(frame, want) != NULL;
+		if (found != absent)
+			break;
+	}
+	return frame;
+}
+
 START_TEST(test_top_keys_on_a_terminal)
 {
 	struct winsize size = { .ws_row = 24, .ws_col = 80 };
@@ -305,8 +328,7 @@ START_TEST(test_top_keys_on_a_terminal)
 		execl(OPTRACE, OPTRACE, "top", "-p", pid_text, "-d", "30", (char *)NULL);
 		_exit(127);
 	}
-	read_screen(master, screen, sizeof(screen), &length, 3000);
-	frame = last_frame(screen);
+	frame = read_frame_until(master, screen, sizeof(screen), &length, "q quit", false, 120);
 	ck_assert_msg(strstr(frame, "sort: time - process: all") && strstr(frame, "q quit"), "%s",
 		      frame);
 	assert_fits(frame, 80, "top's screen");
@@ -317,19 +339,16 @@ START_TEST(test_top_keys_on_a_terminal)
 
 	/* s: the next sort; p: this process alone; j: a line down */
 	ck_assert_int_eq(write(master, "sp", 2), 2);
-	read_screen(master, screen, sizeof(screen), &length, 600);
-	frame = last_frame(screen);
 	snprintf(header, sizeof(header), "sort: calls - process: %d", demo);
+	frame = read_frame_until(master, screen, sizeof(screen), &length, header, false, 60);
 	ck_assert_msg(strstr(frame, header), "no \"%s\" in:\n%s", header, frame);
 	free(frame);
 	ck_assert_int_eq(write(master, "j", 1), 1);
-	read_screen(master, screen, sizeof(screen), &length, 600);
-	frame = last_frame(screen);
+	frame = read_frame_until(master, screen, sizeof(screen), &length, " lines 2-", false, 60);
 	ck_assert_msg(strstr(frame, " lines 2-"), "%s", frame);
 	free(frame);
 	ck_assert_int_eq(write(master, "\033[6~", 4), 4); /* PgDn */
-	read_screen(master, screen, sizeof(screen), &length, 600);
-	frame = last_frame(screen);
+	frame = read_frame_until(master, screen, sizeof(screen), &length, " lines 2-", true, 60);
 	ck_assert_msg(!strstr(frame, " lines 2-"), "PgDn did not scroll:\n%s", frame);
 	free(frame);
 

@@ -152,6 +152,72 @@ int run_command(char *const argv[], const char *out_path, const char *err_path, 
 	}
 }
 
+pid_t spawn_command(char *const argv[], const char *out_path, const char *err_path)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int out =
+			open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (out < 0 || dup2(out, STDOUT_FILENO) < 0)
+			_exit(126);
+		if (err_path) {
+			int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+			if (err < 0 || dup2(err, STDERR_FILENO) < 0)
+				_exit(126);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Whether child pid has ended (left a zombie to reap), without reaping it. */
+static bool child_ended(pid_t pid)
+{
+	siginfo_t info = { 0 };
+
+	return waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+	       info.si_pid == pid;
+}
+
+bool wait_for_text(const char *path, const char *text, pid_t pid, int timeout_s)
+{
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+
+	for (int waited_ms = 0; waited_ms < timeout_s * 1000; waited_ms += 20) {
+		char *content = read_file(path);
+		bool found = content && strstr(content, text);
+
+		free(content);
+		if (found)
+			return true;
+		if (pid > 0 && child_ended(pid))
+			break;
+		nanosleep(&pause, NULL);
+	}
+	/* Once more: it may have been written just before the end. */
+	{
+		char *content = read_file(path);
+		bool found = content && strstr(content, text);
+
+		free(content);
+		return found;
+	}
+}
+
+void wait_started(pid_t pid)
+{
+	char maps_path[64];
+
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
+	ck_assert_msg(wait_for_text(maps_path, "liboptrace", pid, 120),
+		      "process %d did not map liboptrace within 120 s (or ended)", pid);
+}
+
 pid_t start_demo_forever(const char *workload)
 {
 	pid_t pid = fork();
@@ -162,7 +228,7 @@ pid_t start_demo_forever(const char *workload)
 		      (char *)NULL);
 		_exit(127);
 	}
-	usleep(300 * 1000); /* past its start: it maps liboptrace */
+	wait_started(pid);
 	return pid;
 }
 

@@ -71,7 +71,23 @@ int reap_within(pid_t pid, int signo, int grace_s);
 /* Reads a whole file into a NUL-terminated string; NULL on error. */
 char *read_file(const char *path);
 
-/* optrace-demo --forever --workload workload, started, 300 ms in: its pid. */
+/*
+ * Starts argv with stdout to out_path (NULL: /dev/null) and stderr to
+ * err_path (NULL: inherited); returns its pid, to reap with reap_within().
+ */
+pid_t spawn_command(char *const argv[], const char *out_path, const char *err_path);
+
+/*
+ * Waits until the file at path holds text: true; false once child pid (0:
+ * none) has ended without it, or after timeout_s. Tests wait for what a
+ * command says ("Tracing..."), never for a time it is assumed to take.
+ */
+bool wait_for_text(const char *path, const char *text, pid_t pid, int timeout_s);
+
+/* Waits until child pid maps liboptrace (it has started); fails the test if it never does. */
+void wait_started(pid_t pid);
+
+/* optrace-demo --forever --workload workload, started (it maps liboptrace): its pid. */
 pid_t start_demo_forever(const char *workload);
 
 /*
