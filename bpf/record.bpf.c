@@ -34,7 +34,11 @@ struct {
 #define LOSS_COUNT RECORD_LOSS__COUNT
 #include "losses.bpf.h"
 
-static __always_inline void send_string(__u64 pid_tgid, __u64 address)
+/*
+ * A global function: the verifier checks it once, not once for each place
+ * and each round of the batch walks that call it (docs/bench.md, "Start-up").
+ */
+__noinline int send_string(__u64 pid_tgid, __u64 address)
 {
 	struct string_key key = { .tgid = pid_tgid >> 32, .address = address };
 	struct record_string *record;
@@ -42,11 +46,11 @@ static __always_inline void send_string(__u64 pid_tgid, __u64 address)
 	long length;
 
 	if (!address || bpf_map_lookup_elem(&sent_strings, &key))
-		return;
+		return 0;
 	record = bpf_ringbuf_reserve(&events, sizeof(*record), 0);
 	if (!record) {
 		count_loss(RECORD_LOSS_STRING_DROPPED);
-		return;
+		return 0;
 	}
 	record->timestamp = bpf_ktime_get_ns();
 	record->tgid = pid_tgid >> 32;
@@ -67,6 +71,7 @@ static __always_inline void send_string(__u64 pid_tgid, __u64 address)
 	}
 	bpf_ringbuf_submit(record, BPF_RB_NO_WAKEUP);
 	bpf_map_update_elem(&sent_strings, &key, &yes, BPF_ANY);
+	return 0;
 }
 
 /*
@@ -344,8 +349,7 @@ struct string_walk {
 	__u64 events;
 	__u64 strings;		   /* the library's list of the batch's strings */
 	struct record_batch *copy; /* the events in their reservation, or NULL: read them */
-	__u64 recent[RECENT_STRINGS];
-	__u32 next_recent;
+	__u64 recent[RECENT_STRINGS]; /* the newest first */
 	bool unreadable;	   /* a flag, not a count: the verifier must see iterations alike */
 	struct optrace_event read; /* an event read from the process, without a reservation */
 };
@@ -359,7 +363,13 @@ static __always_inline void send_string_once(struct string_walk *walk, __u64 add
 			return;
 	}
 	send_string(walk->pid_tgid, address);
-	walk->recent[walk->next_recent++ & (RECENT_STRINGS - 1)] = address;
+	/*
+	 * Shifted, not indexed by a counter: a counter the verifier must
+	 * track exactly makes every round of the walk a new state to check.
+	 */
+	for (int i = RECENT_STRINGS - 1; i > 0; i--)
+		walk->recent[i] = walk->recent[i - 1];
+	walk->recent[0] = address;
 }
 
 static int send_event_strings(__u32 index, struct string_walk *walk)

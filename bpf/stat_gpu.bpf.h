@@ -27,6 +27,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* see op_stats */
 	__uint(max_entries, MAX_OPS);
 	__type(key, struct gpu_key);
 	__type(value, struct gpu_totals);
@@ -34,6 +35,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* see op_stats */
 	__uint(max_entries, 4096);
 	__type(key, struct gpu_drop_key);
 	__type(value, __u64);
