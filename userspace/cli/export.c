@@ -187,6 +187,7 @@ static int export_timeline(void)
 		err = replay_add_gpu_file(&replay, common_flags.gpu_file);
 	if (err)
 		goto cleanup;
+	out_file_named_by("-o");
 	fd = out_file_open(&output, env.output, 0, input_paths, inputs(input_paths));
 	if (fd < 0) {
 		err = fd;

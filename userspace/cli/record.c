@@ -525,6 +525,7 @@ static int open_capture(struct recorder *r, char **target)
 	 * that fails leaves an earlier OUTPUT as it was, one killed leaves
 	 * what it recorded under the .partial name.
 	 */
+	out_file_named_by("-o");
 	fd = out_file_open(&r->output, env.output, OUT_FILE_PARTIAL, NULL, 0);
 	if (fd < 0)
 		return fd;
@@ -706,8 +707,17 @@ int cmd_record(int argc, char **argv)
 		err = cuda_prepare(common_flags.quiet, false);
 	if (err)
 		goto cleanup;
-	err = tracer_loaded(record_bpf__load(recorder.skel));
+	/*
+	 * The capture before the load, so that an -o that cannot be written
+	 * fails at once; signals from here on end the run through cleanup,
+	 * which removes a capture that recorded nothing.
+	 */
+	tracer_catch_signals();
+	err = open_capture(&recorder, &target);
 	if (err)
+		goto cleanup;
+	err = tracer_loaded(record_bpf__load(recorder.skel));
+	if (err || tracer_exiting)
 		goto cleanup;
 	recorder.ring = ring_buffer__new(bpf_map__fd(recorder.skel->maps.events), on_record,
 					 &recorder, NULL);
@@ -716,14 +726,10 @@ int cmd_record(int argc, char **argv)
 		diag("cannot read the ring buffer: %s", strerror(errno));
 		goto cleanup;
 	}
-	err = open_capture(&recorder, &target);
-	if (err)
-		goto cleanup;
 
 	write_clock(&recorder);
 	recorder.fast_path = tracer.fast_path;
 	batch_decoder_init(&recorder.decoder, tracer_now_ns());
-	tracer_catch_signals();
 	err = tracer_attach(&tracer);
 	if (err)
 		goto cleanup;

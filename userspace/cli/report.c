@@ -279,6 +279,7 @@ int cmd_report(int argc, char **argv)
 
 		memcpy(inputs, env.paths, env.path_count * sizeof(inputs[0]));
 		inputs[env.path_count] = common_flags.gpu_file;
+		out_file_named_by("-o");
 		fd = out_file_open(&output, env.output, 0, inputs,
 				   (int)env.path_count + (common_flags.gpu_file ? 1 : 0));
 

@@ -257,7 +257,10 @@ static int run(int argc, char **argv, const struct argp *argp)
 	env.out = stdout;
 	if (env.output) {
 		/* Opened before the command starts, which must not inherit it. */
-		int fd = out_file_open(&output, env.output, OUT_FILE_NOW, NULL, 0);
+		int fd;
+
+		out_file_named_by("-o");
+		fd = out_file_open(&output, env.output, OUT_FILE_NOW, NULL, 0);
 
 		env.out = fd < 0 ? NULL : fdopen(fd, "w");
 		if (!env.out) {

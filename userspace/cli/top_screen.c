@@ -34,6 +34,7 @@ void top_screen_start(struct top_screen *screen)
 {
 	struct termios raw;
 
+	screen->started = true;
 	if (!isatty(STDOUT_FILENO))
 		screen->batch = true; /* top >file: text, as top -b */
 	if (screen->batch || !isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &screen->terminal))
@@ -49,6 +50,9 @@ void top_screen_start(struct top_screen *screen)
 
 void top_screen_stop(struct top_screen *screen)
 {
+	if (!screen->started)
+		return; /* it failed before the first frame: nothing to restore */
+	screen->started = false;
 	if (!screen->batch) {
 		fputs(NORMAL_SCREEN, stdout);
 		fflush(stdout);

@@ -31,6 +31,7 @@ struct top_screen {
 	long scroll;	/* the first line of the report shown */
 	size_t process; /* 0: all; else the process at this place, from 1 */
 	struct termios terminal;
+	bool started; /* top_screen_start() ran: stop has a screen to restore */
 	bool raw_terminal;
 	unsigned long frames;
 	/* every process seen traced: one stuck shows no rows in its interval */

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,22 @@
 #define TEMPS_MAX 4100
 
 static bool allow_shared;
+static const char *named_by; /* the option that named the outputs, or NULL */
+
+/* diag(), "-o: " in front where an option named the output: what the user should change. */
+static void __attribute__((format(printf, 1, 2))) out_diag(const char *format, ...)
+{
+	char message[900];
+	va_list args;
+
+	va_start(args, format);
+	vsnprintf(message, sizeof(message), format, args);
+	va_end(args);
+	if (named_by)
+		diag("%s: %s", named_by, message);
+	else
+		diag("%s", message);
+}
 
 /* The temporary files not renamed or removed yet, for a signal to remove. */
 static struct {
@@ -74,6 +91,11 @@ void out_file_remove_on_signals(void)
 void out_file_allow_shared(bool allow)
 {
 	allow_shared = allow;
+}
+
+void out_file_named_by(const char *option)
+{
+	named_by = option;
 }
 
 static bool same_as_input(const struct stat *st, const char *const *inputs, int input_count)
@@ -127,11 +149,11 @@ static int check_folder(int dir, const char *path)
 	if (fstat(dir, &st))
 		return -errno;
 	if (!S_ISDIR(st.st_mode)) {
-		diag("%s is not a directory: give the folder to write in", path);
+		out_diag("%s is not a directory: give the folder to write in", path);
 		return -ENOTDIR;
 	}
 	if (shared(&st) && !allow_shared) {
-		diag("%s can be changed by another user (uid %u owns it, mode %04o): a file "
+		out_diag("%s can be changed by another user (uid %u owns it, mode %04o): a file "
 		     "optrace writes there could be swapped or read; write into a folder only "
 		     "root and you can change, or give --force",
 		     path, (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
@@ -147,7 +169,7 @@ static int open_folder(const char *path)
 
 	if (dir < 0 && errno == ELOOP) {
 		if (!allow_shared) {
-			diag("%s is a symbolic link: optrace writes only into a folder it opens "
+			out_diag("%s is a symbolic link: optrace writes only into a folder it opens "
 			     "itself, as another user may have planted the link; give the folder "
 			     "it points to, or --force",
 			     path);
@@ -158,9 +180,9 @@ static int open_folder(const char *path)
 	if (dir < 0) {
 		err = -errno;
 		if (err == -ENOTDIR)
-			diag("%s is not a directory: give the folder to write in", path);
+			out_diag("%s is not a directory: give the folder to write in", path);
 		else
-			diag("cannot open %s: %s", path, strerror(-err));
+			out_diag("cannot open the folder %s: %s", path, strerror(-err));
 		return err;
 	}
 	err = check_folder(dir, path);
@@ -177,7 +199,7 @@ int out_dir_open(const char *path, bool *made)
 	if (!*made && errno != EEXIST) {
 		int err = -errno;
 
-		diag("cannot create %s: %s", path, strerror(-err));
+		out_diag("cannot create %s: %s", path, strerror(-err));
 		return err;
 	}
 	return open_folder(path);
@@ -230,11 +252,11 @@ static int create_temp(struct out_file *out, const char *dir_path, unsigned int 
 	}
 	fd = -errno;
 	if (fd == -EEXIST && flags & OUT_FILE_PARTIAL)
-		diag("%s exists: left by a recorder that is still running or was killed "
+		out_diag("%s exists: left by a recorder that is still running or was killed "
 		     "(optrace report reads it); move or remove it, or give another -o",
 		     out->temp);
 	else
-		diag("cannot create %s: %s", out->temp, strerror(-fd));
+		out_diag("cannot create %s: %s", out->temp, strerror(-fd));
 	return fd;
 }
 
@@ -245,20 +267,20 @@ static int check_existing(struct out_file *out, const struct stat *st, const cha
 	struct stat target;
 
 	if (S_ISDIR(st->st_mode)) {
-		diag("%s is a directory: give the file to write", out->path);
+		out_diag("%s is a directory: give the file to write", out->path);
 		return -EISDIR;
 	}
 	/* A link is replaced, not written through; one to an input is a mistake all the same. */
 	if (same_as_input(st, inputs, input_count) ||
 	    (S_ISLNK(st->st_mode) && !fstatat(out->dir, out->name, &target, 0) &&
 	     same_as_input(&target, inputs, input_count))) {
-		diag("%s is also an input of this command, which would destroy it: give another "
+		out_diag("%s is also an input of this command, which would destroy it: give another "
 		     "output",
 		     out->path);
 		return -EINVAL;
 	}
 	if (!ours(st->st_uid) && !allow_shared) {
-		diag("%s belongs to another user (uid %u): optrace neither writes into nor "
+		out_diag("%s belongs to another user (uid %u): optrace neither writes into nor "
 		     "replaces it; give another output",
 		     out->path, (unsigned int)st->st_uid);
 		return -EPERM;
@@ -266,7 +288,7 @@ static int check_existing(struct out_file *out, const struct stat *st, const cha
 	if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode))
 		return 1;
 	if (!S_ISREG(st->st_mode) && !S_ISLNK(st->st_mode)) {
-		diag("%s is not a file: give the file to write", out->path);
+		out_diag("%s is not a file: give the file to write", out->path);
 		return -EINVAL;
 	}
 	return 0;
@@ -304,7 +326,7 @@ static int open_in(struct out_file *out, const char *dir_path, unsigned int flag
 		fd = openat(out->dir, out->name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0) {
 			fd = -errno;
-			diag("cannot open %s: %s", out->path, strerror(-fd));
+			out_diag("cannot open %s: %s", out->path, strerror(-fd));
 		}
 		return fd;
 	}
@@ -317,7 +339,7 @@ static int open_in(struct out_file *out, const char *dir_path, unsigned int flag
 	if (flags & OUT_FILE_NOW && renameat(out->dir, out->temp_name, out->dir, out->name)) {
 		int err = -errno;
 
-		diag("cannot create %s: %s", out->path, strerror(-err));
+		out_diag("cannot create %s: %s", out->path, strerror(-err));
 		unlinkat(out->dir, out->temp_name, 0);
 		close(fd);
 		return err;
@@ -367,14 +389,14 @@ int out_file_open(struct out_file *out, const char *path, unsigned int flags,
 		fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (fd < 0) {
 			fd = -errno;
-			diag("cannot open %s: %s", path, strerror(-fd));
+			out_diag("cannot open %s: %s", path, strerror(-fd));
 		}
 		goto done;
 	}
 	dir_path = dirname(copy);
 	name = basename(base_copy);
 	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || path[strlen(path) - 1] == '/') {
-		diag("%s is a directory: give the file to write", path);
+		out_diag("%s is a directory: give the file to write", path);
 		fd = -EISDIR;
 		goto done;
 	}
@@ -399,7 +421,7 @@ int out_file_commit(struct out_file *out)
 
 	if (out->temp_name && renameat(out->dir, out->temp_name, out->dir, out->name)) {
 		err = -errno;
-		diag("cannot rename %s to %s: %s; the output is in %s", out->temp, out->path,
+		out_diag("cannot rename %s to %s: %s; the output is in %s", out->temp, out->path,
 		     strerror(-err), out->temp);
 	}
 	out_file_free(out);

@@ -45,6 +45,9 @@ struct out_file {
 /* --force: folders other users can write, symbolic links to folders, are used anyway. */
 void out_file_allow_shared(bool allow);
 
+/* The option that names the outputs ("-o"): every message then starts with it. */
+void out_file_named_by(const char *option);
+
 /*
  * Creates the file where path's new contents go (with the mode of the file
  * it will replace if that is ours, else 0644 less the umask) and returns its

@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "common/diag.h"
+#include "trace/early_checks.h"
 #include "trace/setup.h"
 #include "trace/targets.h"
 #include "trace/tracer.h"
@@ -22,6 +23,7 @@
 
 struct tracer_options tracer_options;
 volatile sig_atomic_t tracer_exiting;
+static uint64_t prepared_ns; /* when tracer_prepare() was done: the load's start */
 
 static void on_signal(int signo)
 {
@@ -33,6 +35,8 @@ void tracer_catch_signals(void)
 {
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* A dropped ssh session: end as on SIGTERM, the capture closed, the counts printed. */
+	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -222,6 +226,32 @@ static void choose_path(struct tracer *tracer)
 	}
 }
 
+/*
+ * Before the load, what can fail at once: the command cannot be run, a -p is
+ * no instrumented runtime. The same checks are made again when attaching:
+ * a process may end meanwhile.
+ */
+static int check_targets(struct tracer *tracer)
+{
+	struct library library;
+	int err;
+
+	if (tracer_options.command) {
+		err = command_runnable(tracer_options.command[0]);
+		if (err) {
+			diag("cannot run %s: %s", tracer_options.command[0], strerror(err));
+			tracer->exec_error = err;
+		}
+		return -err;
+	}
+	for (int i = 0; i < tracer_options.pid_count; i++) {
+		err = check_target_pid(tracer_options.pids[i], &library);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int tracer_prepare(struct tracer *tracer, struct bpf_object *obj)
 {
 	const char *why = tracing_unavailable();
@@ -233,6 +263,9 @@ int tracer_prepare(struct tracer *tracer, struct bpf_object *obj)
 		diag("%s", why);
 		return -EPERM;
 	}
+	err = check_targets(tracer);
+	if (err)
+		return err;
 	if ((tracer_options.all || tracer_options.command) && !tracer_options.library)
 		tracer_options.library =
 			default_liboptrace(tracer->library_buffer, sizeof(tracer->library_buffer));
@@ -253,6 +286,7 @@ int tracer_prepare(struct tracer *tracer, struct bpf_object *obj)
 		     tracer->attacher.uprobe_multi ? "uprobe_multi links"
 						   : "perf-event uprobes (libbpf)",
 		     tracer->fast_path ? "fast path (batches)" : "one probe hit per event");
+	prepared_ns = tracer_now_ns();
 	return 0;
 }
 
@@ -262,6 +296,9 @@ int tracer_loaded(int err)
 		diag("cannot load the BPF programs: %s (-v shows the "
 		     "verifier's log)",
 		     strerror(-err));
+	else if (verbose)
+		diag("BPF programs loaded in %llu ms",
+		     (unsigned long long)((tracer_now_ns() - prepared_ns) / 1000000));
 	return err;
 }
 
@@ -273,23 +310,10 @@ static bool process_alive(pid_t pid)
 static int attach_pid(struct tracer *tracer, pid_t pid)
 {
 	struct library library;
-	int err = find_liboptrace(pid, &library);
+	int err = check_target_pid(pid, &library);
 
-	if (err == -ESRCH) {
-		diag("no process %d", pid);
+	if (err)
 		return err;
-	}
-	if (err == -ENOENT) {
-		diag("process %d does not map liboptrace: it is not an "
-		     "instrumented runtime (optrace list -p %d shows what it has)",
-		     pid, pid);
-		return err;
-	}
-	if (err) {
-		diag("cannot read the mappings of process %d: %s (%s)", pid, strerror(-err),
-		     mappings_refused_hint());
-		return err;
-	}
 	err = attacher_attach(&tracer->attacher, library.path, pid);
 	if (err)
 		diag("cannot attach to process %d (%s): %s", pid, library.mapped_path,
@@ -666,6 +690,8 @@ int tracer_finish(struct tracer *tracer, bool interrupted)
 	attacher_destroy(&tracer->attacher);
 	bpf_link__destroy(tracer->fork_link);
 	tracer->fork_link = NULL;
+	if (tracer->exec_error && tracer->child <= 0)
+		return tracer->exec_error == ENOENT ? 127 : 126; /* found before the start */
 	if (!tracer_options.command || tracer->child <= 0)
 		return 0;
 	/*

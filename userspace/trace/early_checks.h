@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What can be checked of a tracer's targets before its BPF programs load:
+ * a user's typo should cost milliseconds, not a load and an attach.
+ */
+#ifndef OPTRACE_EARLY_CHECKS_H
+#define OPTRACE_EARLY_CHECKS_H
+
+#include <sys/types.h>
+
+struct library;
+
+/*
+ * 0 if execvp(file) would find a file it may run, else the errno its exec
+ * would fail with (ENOENT, EACCES): file with a '/' as it is, else each
+ * folder of PATH in turn.
+ */
+int command_runnable(const char *file);
+
+/*
+ * Whether process pid can be traced: alive, its mappings readable, liboptrace
+ * among them (in *library). 0, or a negative errno with a message that says
+ * what is wrong and what to do.
+ */
+int check_target_pid(pid_t pid, struct library *library);
+
+#endif /* OPTRACE_EARLY_CHECKS_H */
