@@ -9,6 +9,9 @@
  * each run the loop and it prints their CPU time per probe hit, averaged. With
  * --arm it arms the batch probe's semaphore itself, as a tracer would but
  * with no program on the probe: what the library alone costs a traced event.
+ * With --names N the operations take N names and call sites in turn, and
+ * with --mode each announces its mode (three events an operation): a mix
+ * like a runtime's, where one name repeated is the tracers' best case.
  */
 #define _GNU_SOURCE
 #include <argp.h>
@@ -25,13 +28,30 @@
 #include "start_signal.h"
 
 #define MAX_THREADS 256
+#define MAX_NAMES 16
 
 static struct {
 	long iterations;
 	int wait;
 	int threads;
 	int arm;
-} env = { .iterations = 2000000 };
+	int names;
+	int mode;
+} env = { .iterations = 2000000, .names = 1 };
+
+/* Distinct strings, as a runtime's operations and call sites are. */
+static const char *const names[MAX_NAMES] = {
+	"bench.add",	  "bench.subtract", "bench.multiply", "bench.divide",
+	"bench.sum",	  "bench.mean",	    "bench.sqrt",     "bench.exp",
+	"bench.dot",	  "bench.sort",	    "bench.fill",     "bench.arange",
+	"bench.reshape", "bench.copy",	    "bench.where",    "bench.clip",
+};
+static const char *const callsites[MAX_NAMES] = {
+	"probe_loop.c:1",  "probe_loop.c:2",  "probe_loop.c:3",	 "probe_loop.c:4",
+	"probe_loop.c:5",  "probe_loop.c:6",  "probe_loop.c:7",	 "probe_loop.c:8",
+	"probe_loop.c:9",  "probe_loop.c:10", "probe_loop.c:11", "probe_loop.c:12",
+	"probe_loop.c:13", "probe_loop.c:14", "probe_loop.c:15", "probe_loop.c:16",
+};
 
 static const char doc[] = "Fire op_begin/op_end probes in a loop; print ns per probe hit.\n"
 			  "\n"
@@ -39,13 +59,16 @@ static const char doc[] = "Fire op_begin/op_end probes in a loop; print ns per p
 			  "    probe_loop -n 1000000\n"
 			  "    probe_loop --wait &   # attach a tracer, then: kill -USR1 $!\n"
 			  "    probe_loop -t 8 -n 200000   # 8 threads: CPU ns per hit of each\n"
-			  "    probe_loop --arm      # the fast path's library half alone\n";
+			  "    probe_loop --arm      # the fast path's library half alone\n"
+			  "    probe_loop --names 16 --mode   # a runtime's mix: 16 names, modes\n";
 
 static const struct argp_option options[] = {
 	{ "iterations", 'n', "N", 0, "Operations to run (default 2000000)", 0 },
 	{ "wait", 'w', NULL, 0, "Wait for SIGUSR1 before the loop", 0 },
 	{ "threads", 't', "N", 0, "Run the loop on N threads; print CPU ns per hit", 0 },
 	{ "arm", 'a', NULL, 0, "Arm the batch probe without a tracer (the library's cost)", 0 },
+	{ "names", 'N', "N", 0, "Take N names and call sites in turn (1 to 16, default 1)", 0 },
+	{ "mode", 'm', NULL, 0, "Announce each operation's mode: three events an operation", 0 },
 	{},
 };
 
@@ -64,6 +87,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case 'a':
 		env.arm = 1;
+		return 0;
+	case 'N':
+		env.names = (int)strtol(arg, &end, 10);
+		if (*end || env.names <= 0 || env.names > MAX_NAMES)
+			argp_error(state, "'%s' is not a number of names from 1 to %d", arg,
+				   MAX_NAMES);
+		return 0;
+	case 'm':
+		env.mode = 1;
 		return 0;
 	case 't':
 		env.threads = (int)strtol(arg, &end, 10);
@@ -112,11 +144,29 @@ static int arm_batch_probe(void)
 
 static void run_loop(void)
 {
-	for (long i = 0; i < env.iterations; i++) {
-		uint64_t op = optrace_op_begin("bench.op", "probe_loop.c:1");
+	if (env.names == 1 && !env.mode) {
+		/* The loop as it always was: one name, two events. */
+		for (long i = 0; i < env.iterations; i++) {
+			uint64_t op = optrace_op_begin("bench.op", "probe_loop.c:1");
 
+			optrace_op_end(op, OPTRACE_STATUS_OK);
+		}
+		return;
+	}
+	for (long i = 0; i < env.iterations; i++) {
+		int which = (int)(i % env.names);
+		uint64_t op = optrace_op_begin(names[which], callsites[which]);
+
+		if (env.mode)
+			optrace_op_mode(op, which & 1 ? OPTRACE_MODE_EAGER : OPTRACE_MODE_DEFERRED,
+					OPTRACE_MODE_REASON_BELOW_THRESHOLD);
 		optrace_op_end(op, OPTRACE_STATUS_OK);
 	}
+}
+
+static double events_per_op(void)
+{
+	return env.mode ? 3.0 : 2.0;
 }
 
 static double seconds_ns(const struct timespec *start, const struct timespec *end)
@@ -154,7 +204,7 @@ int main(int argc, char **argv)
 		wait_start_signal();
 	if (!env.threads) {
 		thread_loop(&cpu_ns[0]);
-		printf("%.1f\n", cpu_ns[0] / (2.0 * env.iterations));
+		printf("%.1f\n", cpu_ns[0] / (events_per_op() * env.iterations));
 		return 0;
 	}
 	for (int i = 0; i < env.threads; i++) {
@@ -167,6 +217,6 @@ int main(int argc, char **argv)
 		pthread_join(threads[i], NULL);
 		total += cpu_ns[i];
 	}
-	printf("%.1f\n", total / env.threads / (2.0 * env.iterations));
+	printf("%.1f\n", total / env.threads / (events_per_op() * env.iterations));
 	return 0;
 }

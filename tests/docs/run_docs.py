@@ -17,7 +17,7 @@ symbolic links to its files) where `.output` is the build under test
 ($OPTRACE_BUILD_DIR, default .output): what the commands write lands there,
 and `.output/bin/optrace` is the optrace being tested. Every command runs in
 a process group of its own, stdin /dev/null, under a timeout (SIGTERM to the
-whole group, then SIGKILL), and the suite as a whole within BUDGET_S.
+whole group, then SIGKILL); every block runs, however long the ones before took.
 
 Stand-ins for placeholders, in ```sh blocks only:
     1234, PID   the pid of a running demo runtime, started for the suite:
@@ -78,10 +78,11 @@ ALLOWED_SKIPS = (
 )
 
 COLUMNS = 80            # the width every command's text must fit (issue 25)
-BUDGET_S = 170          # the whole suite (tests/run.sh's callers want < 3 min)
-TIMEOUT_S = 60          # one command
+# Every block runs, however busy the machine: a block is failed for what it
+# does, never for time the blocks before it took. Each command is bounded.
+TIMEOUT_S = 120         # one command
 LIVE_S = 2              # a live command's run before its Ctrl-C ...
-LIVE_MAX_S = 15         # ... once it printed something (it is ready), or this
+LIVE_MAX_S = 60         # ... once it printed something (it is ready), or this
 STOP_S = 10             # for a live command to exit after Ctrl-C
 DEMO_ARGS = ["--forever", "--workload", "all", "--size", "10000",
              "--pause", "100", "-q"]
@@ -399,10 +400,6 @@ class Suite:
             self.skipped += 1
 
     def run(self, name, command, cwd, env, live, log):
-        left = BUDGET_S - (time.monotonic() - self.start)
-        if left < 1:
-            self.result("FAIL", name, f"not run: the suite's {BUDGET_S} s are spent")
-            return
         began = time.monotonic()
         with open(log, "w") as out:
             proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, env=env,
@@ -411,7 +408,7 @@ class Suite:
                                     start_new_session=True)
         stopped = False
         try:
-            status = proc.wait(LIVE_S if live else min(TIMEOUT_S, left))
+            status = proc.wait(LIVE_S if live else TIMEOUT_S)
         except subprocess.TimeoutExpired:
             status = None
         # A live command is ready once it says so (optrace: "Tracing...",
@@ -426,7 +423,7 @@ class Suite:
         if status is None:
             if not live:
                 stop_group(proc, signal.SIGTERM)
-                self.result("FAIL", name, f"timed out after {min(TIMEOUT_S, left):.0f} s"
+                self.result("FAIL", name, f"timed out after {TIMEOUT_S} s"
                             f" (stopped with SIGTERM, then SIGKILL){tail(log)}")
                 return
             stopped = True
@@ -549,7 +546,7 @@ def main(argv):
         shutil.rmtree(tmp, ignore_errors=True)
     took = time.monotonic() - suite.start
     if not listing:
-        print(f"docs: {took:.0f} s (budget {BUDGET_S} s); {suite.not_run} commands"
+        print(f"docs: {took:.0f} s; {suite.not_run} commands"
               " not run, each for the reason its document gives (NOT RUN lines)")
         # tests/run.sh sums every Python runner's line of this form.
         print(f"python: {suite.passed} passed, {suite.failed} failed,"
