@@ -24,5 +24,21 @@ else
 fi
 
 echo
+echo "== the fast path on one name and on a runtime's mix (needs root)"
+if [ "$(id -u)" -eq 0 ]; then
+	bench/fastpath_mix.sh "$out"
+else
+	echo "skipped: needs root"
+fi
+
+echo
+echo "== start-up of stat, top, record and serve against bpftrace (needs root)"
+if [ "$(id -u)" -eq 0 ]; then
+	bench/startup.sh "$out"
+else
+	echo "skipped: needs root"
+fi
+
+echo
 echo "== report and export speed on a synthetic capture of 10 M events"
 bench/export_speed.sh "$out"

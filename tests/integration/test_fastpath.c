@@ -366,8 +366,11 @@ static int count_buffers(void *ctx, pid_t pid, uint32_t tid, uint64_t address, u
 	return 0;
 }
 
-/* Starts program with args at pid, once free (as CRIU restores pids); 0 if another took it. */
-static pid_t start_at_pid(pid_t pid, char *const argv[])
+/*
+ * Starts argv at pid, once free (as CRIU restores pids), its stdout to
+ * out_path; 0 if another took it.
+ */
+static pid_t start_at_pid(pid_t pid, char *const argv[], const char *out_path)
 {
 	FILE *last = fopen("/proc/sys/kernel/ns_last_pid", "w");
 	pid_t child;
@@ -379,6 +382,8 @@ static pid_t start_at_pid(pid_t pid, char *const argv[])
 	child = fork();
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
+		if (!freopen(out_path, "w", stdout))
+			_exit(126);
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -397,6 +402,7 @@ static pid_t start_at_pid(pid_t pid, char *const argv[])
 START_TEST(test_registry_address_kept)
 {
 	char count_text[16] = "1", *idle_argv[] = { IDLE_THREADS, count_text, NULL };
+	char *again_out = test_path("again.out");
 	uint64_t lookups;
 	pid_t pid, again = 0;
 
@@ -408,12 +414,13 @@ START_TEST(test_registry_address_kept)
 	ck_assert_uint_eq(liboptrace_symbol_lookups() - lookups, 1);
 	reap_within(pid, SIGKILL, 5);
 	for (int tries = 0; tries < 50 && !again; tries++) {
-		again = start_at_pid(pid, idle_argv);
+		again = start_at_pid(pid, idle_argv, again_out);
 		if (!again)
 			usleep(20 * 1000); /* another fork took it: once it is gone */
 	}
 	ck_assert_msg(again, "pid %d was never free again", (int)pid);
-	wait_started(again);
+	ck_assert_msg(wait_for_text(again_out, "ready", again, 120), "pid %d never got ready",
+		      (int)again);
 	lookups = liboptrace_symbol_lookups();
 	/* the same pid, another process: its registry, looked up again, then kept */
 	ck_assert_int_ge(batch_read_process(pid, count_buffers, NULL), 0);

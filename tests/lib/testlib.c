@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "json_read.h"
+#include "trace/runtime_info.h"
 #include "testlib.h"
 
 void test_skip(const char *test, const char *format, ...)
@@ -211,11 +212,17 @@ bool wait_for_text(const char *path, const char *text, pid_t pid, int timeout_s)
 
 void wait_started(pid_t pid)
 {
-	char maps_path[64];
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	struct optrace_runtime_info info;
 
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
-	ck_assert_msg(wait_for_text(maps_path, "liboptrace", pid, 120),
-		      "process %d did not map liboptrace within 120 s (or ended)", pid);
+	for (int waited_ms = 0; waited_ms < 120 * 1000; waited_ms += 20) {
+		if (!runtime_info_read(pid, &info))
+			return;
+		ck_assert_msg(!child_ended(pid), "process %d ended before it started its runtime",
+			      pid);
+		nanosleep(&pause, NULL);
+	}
+	ck_abort_msg("process %d did not start its runtime (optrace_rt_init) within 120 s", pid);
 }
 
 pid_t start_demo_forever(const char *workload)

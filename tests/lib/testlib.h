@@ -84,10 +84,14 @@ pid_t spawn_command(char *const argv[], const char *out_path, const char *err_pa
  */
 bool wait_for_text(const char *path, const char *text, pid_t pid, int timeout_s);
 
-/* Waits until child pid maps liboptrace (it has started); fails the test if it never does. */
+/*
+ * Waits until child pid's runtime has started (its liboptrace says it ran
+ * optrace_rt_init): a tracer can attach and read it. Fails the test if it
+ * never does.
+ */
 void wait_started(pid_t pid);
 
-/* optrace-demo --forever --workload workload, started (it maps liboptrace): its pid. */
+/* optrace-demo --forever --workload workload, started (wait_started()): its pid. */
 pid_t start_demo_forever(const char *workload);
 
 /*

@@ -714,6 +714,7 @@ int cmd_record(int argc, char **argv)
 	 */
 	tracer_catch_signals();
 	err = open_capture(&recorder, &target);
+	err = err ?: tracer_check_pids();
 	if (err)
 		goto cleanup;
 	err = tracer_loaded(record_bpf__load(recorder.skel));

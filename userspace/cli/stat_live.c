@@ -45,6 +45,7 @@ int stat_attach(struct tracer *tracer, struct stat_bpf *skel, bool cuda, bool qu
 	err = tracer_prepare(tracer, skel->obj);
 	if (!err && cuda)
 		err = cuda_prepare(quiet, true);
+	err = err ?: tracer_check_pids();
 	if (err)
 		return err;
 	err = tracer_loaded(stat_bpf__load(skel));

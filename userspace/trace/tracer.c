@@ -226,14 +226,18 @@ static void choose_path(struct tracer *tracer)
 	}
 }
 
+static bool process_alive(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
 /*
- * Before the load, what can fail at once: the command cannot be run, a -p is
- * no instrumented runtime. The same checks are made again when attaching:
- * a process may end meanwhile.
+ * First of all, what can fail at once: the command cannot be run, a -p is no
+ * process. tracer_check_pids() says before the load whether each maps
+ * liboptrace, once --cuda has said what it refuses of them.
  */
 static int check_targets(struct tracer *tracer)
 {
-	struct library library;
 	int err;
 
 	if (tracer_options.command) {
@@ -244,6 +248,22 @@ static int check_targets(struct tracer *tracer)
 		}
 		return -err;
 	}
+	for (int i = 0; i < tracer_options.pid_count; i++) {
+		if (!process_alive(tracer_options.pids[i])) {
+			diag("no process %d: -p takes the pid of a running process (optrace "
+			     "list shows those that map liboptrace)",
+			     tracer_options.pids[i]);
+			return -ESRCH;
+		}
+	}
+	return 0;
+}
+
+int tracer_check_pids(void)
+{
+	struct library library;
+	int err;
+
 	for (int i = 0; i < tracer_options.pid_count; i++) {
 		err = check_target_pid(tracer_options.pids[i], &library);
 		if (err)
@@ -300,11 +320,6 @@ int tracer_loaded(int err)
 		diag("BPF programs loaded in %llu ms",
 		     (unsigned long long)((tracer_now_ns() - prepared_ns) / 1000000));
 	return err;
-}
-
-static bool process_alive(pid_t pid)
-{
-	return kill(pid, 0) == 0 || errno == EPERM;
 }
 
 static int attach_pid(struct tracer *tracer, pid_t pid)

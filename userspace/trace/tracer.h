@@ -92,12 +92,20 @@ struct tracer {
 };
 
 /*
- * Before the object is loaded: checks that tracing is possible here and
- * chooses how to attach. Prints what is wrong; returns 0 or a negative errno.
- * The caller sets the object's filter_targets to (tracer_options.command
- * != NULL) itself, in its skeleton's rodata.
+ * Before the object is loaded: checks that tracing is possible here, that
+ * the command can be run and each -p is a process, and chooses how to
+ * attach. Prints what is wrong; returns 0 or a negative errno (a command
+ * that cannot be run: tracer_finish() then gives 127 or 126). The caller
+ * sets the object's filter_targets to (tracer_options.command != NULL)
+ * itself, in its skeleton's rodata.
  */
 int tracer_prepare(struct tracer *tracer, struct bpf_object *obj);
+
+/*
+ * Just before the load: each -p maps liboptrace (checked again at the
+ * attach, as a process may end meanwhile). Prints what is wrong.
+ */
+int tracer_check_pids(void);
 
 /*
  * Reads the events the targets' threads still hold in their fast-path
