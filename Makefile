@@ -486,6 +486,11 @@ $(OUTPUT)/bench/floor: bench/floor.c $(BPF_DIR)/floor.skel.h $(FLOOR_OBJS) | $(O
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(OPTRACE_CFLAGS) -o $@ $< $(FLOOR_OBJS) -lbpf -lelf -lz
 
+# The verifier's cost per program of an object (docs/bench.md, "Start-up").
+$(OUTPUT)/bench/verifier_stats: bench/verifier_stats.c | $(OUTPUT)/bench $(DEPS_STAMP)
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(OPTRACE_CFLAGS) -o $@ $< -lbpf -lelf -lz
+
 # Synthetic captures for the export benchmark.
 CAPTURE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(wildcard userspace/capture/*.c))
 $(OUTPUT)/bench/gen_capture: bench/gen_capture.c $(CAPTURE_OBJS) | $(OUTPUT)/bench
