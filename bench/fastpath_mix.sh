@@ -27,7 +27,7 @@ lib=$(readlink -f "$out/lib/liboptrace.so.1")
 
 # measure LOOP TRACER: one run; appends ns per event and what was counted.
 measure() {
-	local loop_kind=$1 config=$2 loop tracer= flags=
+	local loop_kind=$1 config=$2 loop tracer='' flags=''
 	[ "$loop_kind" = mix ] && flags="--names 16 --mode"
 	# shellcheck disable=SC2086 # flags are words
 	"$out/bench/probe_loop" --wait -n "$iterations" $flags >"$work/ns" &

@@ -41,10 +41,10 @@ static struct {
 
 /* Distinct strings, as a runtime's operations and call sites are. */
 static const char *const names[MAX_NAMES] = {
-	"bench.add",	  "bench.subtract", "bench.multiply", "bench.divide",
-	"bench.sum",	  "bench.mean",	    "bench.sqrt",     "bench.exp",
-	"bench.dot",	  "bench.sort",	    "bench.fill",     "bench.arange",
-	"bench.reshape", "bench.copy",	    "bench.where",    "bench.clip",
+	"bench.add",	 "bench.subtract", "bench.multiply", "bench.divide",
+	"bench.sum",	 "bench.mean",	   "bench.sqrt",     "bench.exp",
+	"bench.dot",	 "bench.sort",	   "bench.fill",     "bench.arange",
+	"bench.reshape", "bench.copy",	   "bench.where",    "bench.clip",
 };
 static const char *const callsites[MAX_NAMES] = {
 	"probe_loop.c:1",  "probe_loop.c:2",  "probe_loop.c:3",	 "probe_loop.c:4",

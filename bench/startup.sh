@@ -68,7 +68,7 @@ until grep -q liboptrace "/proc/$demo/maps" 2>/dev/null; do sleep 0.05; done
 
 bpftrace_script="usdt:$lib:optrace:batch { @ = count(); }"
 configs="stat top record serve bpftrace"
-for round in $(seq "$rounds"); do
+for _ in $(seq "$rounds"); do
 	for config in $configs; do
 		case $config in
 		stat)

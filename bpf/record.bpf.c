@@ -347,8 +347,8 @@ int gpu_dropped(struct pt_regs *ctx)
 struct string_walk {
 	__u64 pid_tgid;
 	__u64 events;
-	__u64 strings;		   /* the library's list of the batch's strings */
-	struct record_batch *copy; /* the events in their reservation, or NULL: read them */
+	__u64 strings;		      /* the library's list of the batch's strings */
+	struct record_batch *copy;    /* the events in their reservation, or NULL: read them */
 	__u64 recent[RECENT_STRINGS]; /* the newest first */
 	bool unreadable;	   /* a flag, not a count: the verifier must see iterations alike */
 	struct optrace_event read; /* an event read from the process, without a reservation */

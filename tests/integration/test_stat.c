@@ -320,9 +320,7 @@ START_TEST(test_all_covers_later_processes)
 	int status, processes;
 
 	NEED_BPF();
-	tracer = spawn_command(tracer_argv, json, err);
-	ck_assert_msg(wait_for_text(err, "Tracing...", tracer, 120),
-		      "optrace stat -a did not start tracing:\n%s", read_file(err));
+	tracer = start_tracer(tracer_argv, json, err, "Tracing...");
 	demo = fork();
 	ck_assert_int_ge(demo, 0);
 	if (demo == 0) {
@@ -359,9 +357,7 @@ START_TEST(test_target_exits_mid_trace)
 	NEED_BPF();
 	demo = start_forever_demo("truth.txt");
 	snprintf(pid_text, sizeof(pid_text), "%d", demo);
-	tracer = spawn_command(argv, json, err);
-	ck_assert_msg(wait_for_text(err, "Tracing...", tracer, 120),
-		      "optrace stat did not start tracing:\n%s", read_file(err));
+	tracer = start_tracer(argv, json, err, "Tracing...");
 	/* Past a batch or two (the demo pauses 5 ms between rounds). */
 	usleep(300 * 1000);
 	stop_demo(demo);
@@ -381,8 +377,10 @@ START_TEST(test_target_exits_mid_trace)
 }
 END_TEST
 
-START_TEST(test_sigint_prints_and_exits)
+/* Ctrl-C, and SIGHUP from a dropped ssh session: the counts printed, the probes disarmed. */
+START_TEST(test_signal_prints_and_exits)
 {
+	static const int signals[] = { SIGINT, SIGHUP };
 	char pid_text[16], *out = test_path("sigint.txt"), *err = test_path("sigint.err"), *text;
 	char *argv[] = { OPTRACE, "stat", "-p", pid_text, NULL };
 	pid_t demo, tracer;
@@ -391,17 +389,15 @@ START_TEST(test_sigint_prints_and_exits)
 	NEED_BPF();
 	demo = start_forever_demo("truth.txt");
 	snprintf(pid_text, sizeof(pid_text), "%d", demo);
-	tracer = spawn_command(argv, out, err);
-	ck_assert_msg(wait_for_text(err, "Tracing...", tracer, 120),
-		      "optrace stat did not start tracing:\n%s", read_file(err));
+	tracer = start_tracer(argv, out, err, "Tracing...");
 	usleep(300 * 1000); /* past a batch or two */
-	ck_assert_int_ne(status = reap_within(tracer, SIGINT, 20), -1);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "optrace stat: status %d",
-		      status);
+	ck_assert_int_ne(status = reap_within(tracer, signals[_i], 20), -1);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "optrace stat on signal %d: status %d", signals[_i], status);
 	text = read_file(out);
 	ck_assert_msg(strstr(text, "OPERATION") && strstr(text, "demo.") &&
 			      strstr(text, "(optrace-demo)"),
-		      "no table after SIGINT:\n%s", text);
+		      "no table after signal %d:\n%s", signals[_i], text);
 	ck_assert(!semaphores_armed(demo));
 	stop_demo(demo);
 	free(text);
@@ -655,7 +651,7 @@ int main(void)
 	tcase_add_test(tc, test_two_pids_and_all);
 	tcase_add_test(tc, test_all_covers_later_processes);
 	tcase_add_test(tc, test_target_exits_mid_trace);
-	tcase_add_test(tc, test_sigint_prints_and_exits);
+	tcase_add_loop_test(tc, test_signal_prints_and_exits, 0, 2);
 	tcase_add_test(tc, test_replaced_library);
 	tcase_add_test(tc, test_sigkill_detaches);
 	tcase_add_test(tc, test_clear_errors);

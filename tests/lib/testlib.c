@@ -111,6 +111,26 @@ int reap_within(pid_t pid, int signo, int grace_s)
 	return -1;
 }
 
+/* In a child: stdout to out_path (NULL: /dev/null), stderr to err_path (NULL: kept), exec argv. */
+static void __attribute__((noreturn))
+exec_redirected(char *const argv[], const char *out_path, const char *err_path, bool own_group)
+{
+	int out = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (out < 0 || dup2(out, STDOUT_FILENO) < 0)
+		_exit(126);
+	if (err_path) {
+		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (err < 0 || dup2(err, STDERR_FILENO) < 0)
+			_exit(126);
+	}
+	if (own_group)
+		setpgid(0, 0);
+	execvp(argv[0], argv);
+	_exit(127);
+}
+
 int run_command(char *const argv[], const char *out_path, const char *err_path, int timeout_s)
 {
 	struct timespec pause = { 0, 20 * 1000 * 1000 };
@@ -120,22 +140,8 @@ int run_command(char *const argv[], const char *out_path, const char *err_path, 
 	pid = fork();
 	if (pid < 0)
 		return -1;
-	if (pid == 0) {
-		int out =
-			open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (out < 0 || dup2(out, STDOUT_FILENO) < 0)
-			_exit(126);
-		if (err_path) {
-			int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-			if (err < 0 || dup2(err, STDERR_FILENO) < 0)
-				_exit(126);
-		}
-		setpgid(0, 0);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
+	if (pid == 0)
+		exec_redirected(argv, out_path, err_path, true);
 	for (;;) {
 		done = waitpid(pid, &status, WNOHANG);
 		if (done == pid)
@@ -158,21 +164,8 @@ pid_t spawn_command(char *const argv[], const char *out_path, const char *err_pa
 	pid_t pid = fork();
 
 	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int out =
-			open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (out < 0 || dup2(out, STDOUT_FILENO) < 0)
-			_exit(126);
-		if (err_path) {
-			int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-			if (err < 0 || dup2(err, STDERR_FILENO) < 0)
-				_exit(126);
-		}
-		execvp(argv[0], argv);
-		_exit(127);
-	}
+	if (pid == 0)
+		exec_redirected(argv, out_path, err_path, false);
 	return pid;
 }
 
@@ -185,29 +178,41 @@ static bool child_ended(pid_t pid)
 	       info.si_pid == pid;
 }
 
+static bool file_holds(const char *path, const char *text)
+{
+	char *content = read_file(path);
+	bool found = content && strstr(content, text);
+
+	free(content);
+	return found;
+}
+
 bool wait_for_text(const char *path, const char *text, pid_t pid, int timeout_s)
 {
 	struct timespec pause = { 0, 20 * 1000 * 1000 };
 
 	for (int waited_ms = 0; waited_ms < timeout_s * 1000; waited_ms += 20) {
-		char *content = read_file(path);
-		bool found = content && strstr(content, text);
-
-		free(content);
-		if (found)
+		if (file_holds(path, text))
 			return true;
 		if (pid > 0 && child_ended(pid))
 			break;
 		nanosleep(&pause, NULL);
 	}
-	/* Once more: it may have been written just before the end. */
-	{
-		char *content = read_file(path);
-		bool found = content && strstr(content, text);
+	return file_holds(path, text); /* it may have been written just before the end */
+}
 
-		free(content);
-		return found;
-	}
+pid_t start_tracer(char *const argv[], const char *out_path, const char *err_path, const char *says)
+{
+	pid_t pid = spawn_command(argv, out_path, err_path);
+	char *err_text;
+
+	if (wait_for_text(err_path, says, pid, 120))
+		return pid;
+	err_text = read_file(err_path);
+	reap_within(pid, SIGKILL, 10);
+	ck_abort_msg("optrace %s did not say \"%s\" within 120 s:\n%s", argv[1], says,
+		     err_text ? err_text : "");
+	return -1;
 }
 
 void wait_started(pid_t pid)

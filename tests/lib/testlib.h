@@ -85,6 +85,14 @@ pid_t spawn_command(char *const argv[], const char *out_path, const char *err_pa
 bool wait_for_text(const char *path, const char *text, pid_t pid, int timeout_s);
 
 /*
+ * spawn_command() of a tracer, which must then say says on stderr (err_path)
+ * within 120 s: "Tracing...", "Recording to". Fails the test, with what it
+ * said, if it does not. Returns its pid.
+ */
+pid_t start_tracer(char *const argv[], const char *out_path, const char *err_path,
+		   const char *says);
+
+/*
  * Waits until child pid's runtime has started (its liboptrace says it ran
  * optrace_rt_init): a tracer can attach and read it. Fails the test if it
  * never does.

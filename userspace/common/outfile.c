@@ -154,9 +154,9 @@ static int check_folder(int dir, const char *path)
 	}
 	if (shared(&st) && !allow_shared) {
 		out_diag("%s can be changed by another user (uid %u owns it, mode %04o): a file "
-		     "optrace writes there could be swapped or read; write into a folder only "
-		     "root and you can change, or give --force",
-		     path, (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
+			 "optrace writes there could be swapped or read; write into a folder only "
+			 "root and you can change, or give --force",
+			 path, (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
 		return -EPERM;
 	}
 	return 0;
@@ -169,10 +169,12 @@ static int open_folder(const char *path)
 
 	if (dir < 0 && errno == ELOOP) {
 		if (!allow_shared) {
-			out_diag("%s is a symbolic link: optrace writes only into a folder it opens "
-			     "itself, as another user may have planted the link; give the folder "
-			     "it points to, or --force",
-			     path);
+			out_diag(
+				"%s is a symbolic link: optrace writes only into a folder it opens "
+				"itself, as another user may have planted the link; give the "
+				"folder "
+				"it points to, or --force",
+				path);
 			return -ELOOP;
 		}
 		dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -253,8 +255,8 @@ static int create_temp(struct out_file *out, const char *dir_path, unsigned int 
 	fd = -errno;
 	if (fd == -EEXIST && flags & OUT_FILE_PARTIAL)
 		out_diag("%s exists: left by a recorder that is still running or was killed "
-		     "(optrace report reads it); move or remove it, or give another -o",
-		     out->temp);
+			 "(optrace report reads it); move or remove it, or give another -o",
+			 out->temp);
 	else
 		out_diag("cannot create %s: %s", out->temp, strerror(-fd));
 	return fd;
@@ -274,15 +276,16 @@ static int check_existing(struct out_file *out, const struct stat *st, const cha
 	if (same_as_input(st, inputs, input_count) ||
 	    (S_ISLNK(st->st_mode) && !fstatat(out->dir, out->name, &target, 0) &&
 	     same_as_input(&target, inputs, input_count))) {
-		out_diag("%s is also an input of this command, which would destroy it: give another "
-		     "output",
-		     out->path);
+		out_diag(
+			"%s is also an input of this command, which would destroy it: give another "
+			"output",
+			out->path);
 		return -EINVAL;
 	}
 	if (!ours(st->st_uid) && !allow_shared) {
 		out_diag("%s belongs to another user (uid %u): optrace neither writes into nor "
-		     "replaces it; give another output",
-		     out->path, (unsigned int)st->st_uid);
+			 "replaces it; give another output",
+			 out->path, (unsigned int)st->st_uid);
 		return -EPERM;
 	}
 	if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode))
@@ -422,7 +425,7 @@ int out_file_commit(struct out_file *out)
 	if (out->temp_name && renameat(out->dir, out->temp_name, out->dir, out->name)) {
 		err = -errno;
 		out_diag("cannot rename %s to %s: %s; the output is in %s", out->temp, out->path,
-		     strerror(-err), out->temp);
+			 strerror(-err), out->temp);
 	}
 	out_file_free(out);
 	return err;
