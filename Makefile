@@ -100,23 +100,38 @@ PYTHON ?= /usr/bin/python3
 PY_INCLUDE := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null)
 PY_EXT_SUFFIX := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
 PY_DIR := $(OUTPUT)/python
-PY_MODULE := $(PY_DIR)/optrace$(PY_EXT_SUFFIX)
+# The optrace package: its C core (python/*.c), its own modules (python/optrace/)
+# and one module per runtime adapter: adapters/NAME/adapter.py is optrace.NAME
+# (docs/adapters.md). optrace-adapters.pth goes beside it once installed.
+PY_PKG_DIR := $(PY_DIR)/optrace
+PY_MODULE := $(PY_PKG_DIR)/_optrace$(PY_EXT_SUFFIX)
+ADAPTERS := $(notdir $(patsubst %/adapter.py,%,$(wildcard adapters/*/adapter.py)))
+PY_PKG_FILES := $(patsubst python/optrace/%,$(PY_PKG_DIR)/%,$(wildcard python/optrace/*.py)) \
+	$(patsubst %,$(PY_PKG_DIR)/%.py,$(ADAPTERS))
+PY_PACKAGE := $(PY_MODULE) $(PY_PKG_FILES)
 # Where `make install` puts it, where Debian's python3 looks: /usr/lib/python3/dist-packages
 # for PREFIX=/usr, PREFIX/lib/python3.X/dist-packages for /usr/local and others.
 PY_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
 PY_INSTALL_DIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(PY_VERSION)/dist-packages)
 
-$(PY_DIR):
+$(PY_DIR) $(PY_PKG_DIR):
 	$(Q)mkdir -p $@
+
+$(PY_PKG_DIR)/%.py: python/optrace/%.py | $(PY_PKG_DIR)
+	$(Q)cp $< $@
+
+$(PY_PKG_DIR)/%.py: adapters/%/adapter.py | $(PY_PKG_DIR)
+	$(call msg,ADAPTER,$@)
+	$(Q)cp $< $@
 
 # liboptrace beside it: .output/lib from .output/python, PREFIX/lib once installed.
 PY_SRCS := $(wildcard python/*.c)
-$(PY_MODULE): $(PY_SRCS) $(wildcard python/*.h include/optrace/*.h) $(LIBOPTRACE) | $(PY_DIR) $(DEPS_STAMP)
+$(PY_MODULE): $(PY_SRCS) $(wildcard python/*.h include/optrace/*.h) $(LIBOPTRACE) | $(PY_PKG_DIR) $(DEPS_STAMP)
 	$(call msg,PYEXT,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -fno-strict-aliasing -I$(PY_INCLUDE) -shared \
-		-o $@ $(PY_SRCS) -L$(LIB_DIR) -loptrace -Wl,-rpath,'$$ORIGIN/../lib:$$ORIGIN/../..'
+		-o $@ $(PY_SRCS) -L$(LIB_DIR) -loptrace -Wl,-rpath,'$$ORIGIN/../../lib:$$ORIGIN/../../..'
 
-python: $(PY_MODULE)
+python: $(PY_PACKAGE)
 
 # ---- liboptrace-cupti: the GPU collector, only where CUPTI's headers are found --
 # Built from probes/cupti/*.c into .output/lib/liboptrace-cupti.so; CUPTI is
@@ -418,7 +433,7 @@ tests: $(TEST_BINS) $(FIXTURES)
 # One line "N passed, N failed" over every suite; non-zero on any failure.
 # gen_capture: tests/python/test_perfetto.py's synthetic capture with GPU activity;
 # probe_loop: test_record's target that fills the ring buffer.
-test: $(TEST_BINS) $(FIXTURES) $(DEMO) $(OPTRACE) $(PY_MODULE) $(OUTPUT)/bench/gen_capture \
+test: $(TEST_BINS) $(FIXTURES) $(DEMO) $(OPTRACE) $(PY_PACKAGE) $(OUTPUT)/bench/gen_capture \
 		$(OUTPUT)/bench/probe_loop
 	$(Q)PYTHON=$(PYTHON) PYTHONPATH=$(PY_DIR) OPTRACE_BUILD_DIR=$(OUTPUT) \
 		tests/run.sh $(TEST_BINS) tests/python/run.py tests/docs/run_docs.py
@@ -571,12 +586,13 @@ INSTALLED := $(BINDIR)/optrace $(BINDIR)/optrace-demo \
 	$(patsubst $(MAN_DIR)/%,$(PREFIX)/share/man/man8/%.gz,$(MAN_PAGES)) \
 	$(PREFIX)/share/bash-completion/completions/optrace \
 	$(LIBDIR)/systemd/system/optrace-serve.service $(SYSCONFDIR)/default/optrace-serve \
-	$(PY_INSTALL_DIR)/$(notdir $(PY_MODULE)) \
+	$(patsubst $(PY_DIR)/%,$(PY_INSTALL_DIR)/%,$(PY_PACKAGE)) \
+	$(PY_INSTALL_DIR)/optrace-adapters.pth \
 	$(if $(LIBOPTRACE_CUPTI),$(LIBDIR)/liboptrace-cupti.so)
 # The folders install had to make, deepest first: uninstall removes them once empty.
 INSTALL_MANIFEST := $(PREFIX)/share/doc/optrace/installed-folders
 
-install: lib $(DEMO) $(PY_MODULE) $(OPTRACE) $(MAN_PAGES)
+install: lib $(DEMO) $(PY_PACKAGE) $(OPTRACE) $(MAN_PAGES)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)for file in $(INSTALLED); do dir=$$(dirname $$file); \
 		while [ "$$dir" != / ] && [ ! -d "$(DESTDIR)$$dir" ]; do \
@@ -602,8 +618,9 @@ install: lib $(DEMO) $(PY_MODULE) $(OPTRACE) $(MAN_PAGES)
 		packaging/optrace-serve.service > $(DESTDIR)$(LIBDIR)/systemd/system/optrace-serve.service
 	$(Q)install -m 0644 packaging/optrace-serve.default $(DESTDIR)$(SYSCONFDIR)/default/optrace-serve
 	$(if $(LIBOPTRACE_CUPTI),$(Q)install -m 0755 $(LIBOPTRACE_CUPTI) $(DESTDIR)$(LIBDIR)/)
-	$(Q)install -d $(DESTDIR)$(PY_INSTALL_DIR)
-	$(Q)install -m 0644 $(PY_MODULE) $(DESTDIR)$(PY_INSTALL_DIR)/
+	$(Q)install -d $(DESTDIR)$(PY_INSTALL_DIR)/optrace
+	$(Q)install -m 0644 $(PY_PACKAGE) $(DESTDIR)$(PY_INSTALL_DIR)/optrace/
+	$(Q)install -m 0644 python/optrace-adapters.pth $(DESTDIR)$(PY_INSTALL_DIR)/
 	$(Q)[ -f $(DESTDIR)$(INSTALL_MANIFEST) ] || \
 		install -m 0644 $(OUTPUT)/installed-folders $(DESTDIR)$(INSTALL_MANIFEST)
 
@@ -624,6 +641,7 @@ uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)folders=$$(cat $(DESTDIR)$(INSTALL_MANIFEST) 2>/dev/null); \
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED) $(INSTALL_MANIFEST)) && \
+	rm -rf $(DESTDIR)$(PY_INSTALL_DIR)/optrace/__pycache__ && \
 	for dir in $$folders; do [ ! -d "$(DESTDIR)$$dir" ] || \
 		rmdir --ignore-fail-on-non-empty "$(DESTDIR)$$dir"; done
 

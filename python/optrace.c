@@ -175,8 +175,8 @@ static PyMethodDef module_methods[] = {
 
 static struct PyModuleDef optrace_module = {
 	PyModuleDef_HEAD_INIT,
-	.m_name = "optrace",
-	.m_doc = "optrace: operation tracing for Python array runtimes, over liboptrace.",
+	.m_name = "optrace._optrace",
+	.m_doc = "optrace's C core over liboptrace; import the optrace package, which has it all.",
 	.m_size = -1,
 	.m_methods = module_methods,
 };
@@ -222,7 +222,7 @@ static const struct {
 	{ "ERROR", OPTRACE_STATUS_ERROR },
 };
 
-PyMODINIT_FUNC PyInit_optrace(void)
+PyMODINIT_FUNC PyInit__optrace(void)
 {
 	PyObject *module;
 	Dl_info mapped;

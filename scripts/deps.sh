@@ -18,6 +18,7 @@ packages=(
 	bpftrace			# cross-check of the probes in tests and benchmarks
 	bc time				# the benchmarks' arithmetic and peak memory
 	python3-dev python3-numpy	# the optrace Python module, the Python demo
+	python3-cffi			# cuPyNumeric's real code in the tests (../shared/cupynumeric)
 	lttng-tools liblttng-ust-dev	# LTTng-UST, the benchmarks' overhead anchor
 	uftrace				# uftrace, another of bench/probe_overhead.sh's anchors
 	clang-format cppcheck		# make format-check, make lint

@@ -71,7 +71,7 @@ def _tag():
 def _compile(out_dir):
     libdir, includedir, origin = _liboptrace()
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    target = os.path.join(out_dir, NAME + suffix)
+    target = os.path.join(out_dir, "_optrace" + suffix)
     sources = sorted(os.path.join(HERE, f) for f in os.listdir(HERE) if f.endswith(".c"))
     compiler = shlex.split(sysconfig.get_config_var("CC") or "cc")
     command = compiler + [
@@ -84,6 +84,23 @@ def _compile(out_dir):
                      % (origin, libdir))
     subprocess.run(command, check=True)
     return target
+
+
+def _package_files():
+    """(name in the wheel, path) of the package's Python files: python/optrace/*.py, each
+    adapter's adapters/NAME/adapter.py as optrace/NAME.py, and optrace-adapters.pth."""
+    files = [("optrace/" + f, os.path.join(HERE, "optrace", f))
+             for f in sorted(os.listdir(os.path.join(HERE, "optrace"))) if f.endswith(".py")]
+    # The repository's adapters/, or an sdist's copy of it.
+    adapters = os.path.join(HERE, "adapters")
+    if not os.path.isdir(adapters):
+        adapters = os.path.join(REPO, "adapters")
+    for name in sorted(os.listdir(adapters)) if os.path.isdir(adapters) else ():
+        path = os.path.join(adapters, name, "adapter.py")
+        if os.path.exists(path):
+            files.append(("optrace/%s.py" % name, path))
+    files.append(("optrace-adapters.pth", os.path.join(HERE, "optrace-adapters.pth")))
+    return files
 
 
 def _metadata():
@@ -126,9 +143,12 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     wheel_name = "%s-%s-%s-%s-%s.whl" % ((NAME, VERSION) + tag)
     with tempfile.TemporaryDirectory() as build:
         module = _compile(build)
-        files = [(os.path.basename(module), open(module, "rb").read()),
-                 (info + "/METADATA", _metadata().encode()),
-                 (info + "/WHEEL", _wheel_text(tag).encode())]
+        files = [("optrace/" + os.path.basename(module), open(module, "rb").read())]
+        for name, path in _package_files():
+            with open(path, "rb") as f:
+                files.append((name, f.read()))
+        files += [(info + "/METADATA", _metadata().encode()),
+                  (info + "/WHEEL", _wheel_text(tag).encode())]
         record = "".join(_record_line(name, data) for name, data in files)
         record += info + "/RECORD,,\n"
         path = os.path.join(wheel_directory, wheel_name)
@@ -145,9 +165,12 @@ def build_sdist(sdist_directory, config_settings=None):
     path = os.path.join(sdist_directory, base + ".tar.gz")
     with tarfile.open(path, "w:gz") as sdist:
         for name in sorted(os.listdir(HERE)):
-            if name.endswith((".c", ".h", ".toml")) or name == "build_backend":
+            if name.endswith((".c", ".h", ".toml", ".pth")) or name in ("build_backend",
+                                                                        "optrace"):
                 sdist.add(os.path.join(HERE, name), arcname=base + "/" + name,
                           filter=lambda t: None if "__pycache__" in t.name else t)
+        sdist.add(os.path.join(REPO, "adapters"), arcname=base + "/adapters",
+                  filter=lambda t: None if "__pycache__" in t.name else t)
         pkg_info = tarfile.TarInfo(base + "/PKG-INFO")
         data = _metadata().encode()
         pkg_info.size = len(data)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Runs tests/python/test_*.py with unittest and ends with one line that
-tests/run.sh reads:
+"""Runs tests/python/test_*.py and each adapter's adapters/NAME/test_*.py
+with unittest and ends with one line that tests/run.sh reads:
 
     python: N passed, N failed, N skipped
 
@@ -21,6 +21,11 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     suite = unittest.defaultTestLoader.discover(here, pattern="test_*.py",
                                                 top_level_dir=here)
+    adapters = os.path.join(os.path.dirname(os.path.dirname(here)), "adapters")
+    for name in sorted(os.listdir(adapters)) if os.path.isdir(adapters) else ():
+        folder = os.path.join(adapters, name)
+        suite.addTests(unittest.defaultTestLoader.discover(folder, pattern="test_*.py",
+                                                           top_level_dir=folder))
     result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
     failed = len(result.failures) + len(result.errors) + \
         len(result.unexpectedSuccesses)
