@@ -49,7 +49,8 @@ static PyObject *traced_vectorcall(PyObject *callable, PyObject *const *args, si
 				   PyObject *kwnames)
 {
 	TracedObject *self = (TracedObject *)callable;
-	const char *name = unnamed, *site = unknown_site;
+	/* A str name, interned when decorated, even untraced: dump names the open operation. */
+	const char *name = self->interned ? self->interned : unnamed, *site = unknown_site;
 	PyObject *result;
 	uint64_t op;
 
@@ -148,6 +149,11 @@ static PyObject *traced_create(PyObject *func, PyObject *name)
 	PyObject_GC_Track(self);
 	if (!self->name || !self->dict)
 		goto error;
+	if (PyUnicode_Check(self->name)) {
+		self->interned = intern_object(self->name);
+		if (!self->interned)
+			goto error;
+	}
 	/* As functools.wraps does. */
 	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
 		PyObject *value = PyObject_GetAttrString(func, copied[i]);

@@ -39,7 +39,7 @@ __all__ = ("installed_generation",)
 # code of its wrappers (which it renames to "<cupynumeric internals>").
 _INTERNAL_NAMES = ("<cupynumeric internals>",)
 
-_state = threading.local()  # .fell_back: one flag per open operation of this thread
+_state = threading.local()  # .fell_back: the id of this thread's last operation that fell back
 _generation = None
 
 
@@ -67,19 +67,25 @@ def _library_paths():
 # ---- v25.10 to v26.01: cupynumeric._utils.coverage -----------------------------------
 
 class _Modes:
-    """cuPyNumeric's thresholds, read once cupynumeric.runtime and .settings exist."""
+    """cuPyNumeric's thresholds, read once (they are fixed when cuPyNumeric starts)."""
 
     def __init__(self):
         from cupynumeric.runtime import runtime
         from cupynumeric.settings import settings
 
-        self.runtime = runtime
-        self.settings = settings
         try:
             from legate.core import LEGATE_MAX_DIM
         except ImportError:
             LEGATE_MAX_DIM = 6
+        try:
+            from cupynumeric._thunk.deferred import DeferredArray
+
+            self.is_deferred = lambda thunk: isinstance(thunk, DeferredArray)
+        except ImportError:
+            self.is_deferred = runtime.is_deferred_array
         self.max_dim = LEGATE_MAX_DIM
+        self.max_eager_volume = runtime.max_eager_volume
+        self.forced = settings.force_thunk() in ("eager", "deferred")
 
     def reason(self, shape, deferred):
         """Why an array of shape is eager or deferred: Runtime.is_eager_shape's rules."""
@@ -90,10 +96,9 @@ class _Modes:
             return optrace.EMPTY
         if len(shape) > self.max_dim and not deferred:
             return optrace.FORCED
-        if self.settings.force_thunk() in ("eager", "deferred"):
+        if self.forced:
             return optrace.FORCED
-        above = volume > self.runtime.max_eager_volume if shape else \
-            self.runtime.max_eager_volume <= 0
+        above = volume > self.max_eager_volume if shape else self.max_eager_volume <= 0
         if deferred:
             # An array small enough to be eager is deferred because an input was.
             return optrace.ABOVE_THRESHOLD if above else optrace.INPUTS_DEFERRED
@@ -103,11 +108,11 @@ class _Modes:
         """The mode of the call that returned result, as cuPyNumeric's _infer_mode sees it."""
         thunk = getattr(result, "_thunk", None)
         if thunk is not None:
-            deferred = self.runtime.is_deferred_array(thunk)
+            deferred = self.is_deferred(thunk)
             optrace.mode(optrace.DEFERRED if deferred else optrace.EAGER,
-                         self.reason(tuple(thunk.shape), deferred))
+                         self.reason(thunk.shape, deferred))
         elif type(result).__module__ == "numpy" and hasattr(result, "shape"):
-            optrace.mode(optrace.EAGER, self.reason(tuple(result.shape), False))
+            optrace.mode(optrace.EAGER, self.reason(result.shape, False))
 
 
 _modes = None
@@ -122,13 +127,12 @@ def _announce_mode(result):
 
 def _fall_back(reason, detail):
     """A fallback of the innermost operation: its mode is fallback, whatever it returns."""
-    if not optrace.current_op():
+    op = optrace.current_op()
+    if not op:
         return
     optrace.mode(optrace.FALLBACK, optrace.REASON_FALLBACK)
     optrace.fallback(reason, detail)
-    stack = getattr(_state, "fell_back", None)
-    if stack:
-        stack[-1] = True
+    _state.fell_back = op
 
 
 _cupynumeric_globals = None
@@ -141,12 +145,15 @@ def _as_cupynumeric(function):
     location) by walking up the stack past every frame whose module name
     starts with "cupynumeric." or "legate.": a frame of this adapter's would
     be taken for the user's. The same code with globals named as cuPyNumeric's
-    is passed over, so cuPyNumeric records what it records without the adapter.
+    is passed over, so cuPyNumeric records what it records without the adapter; its file is
+    named as cuPyNumeric names its wrappers' ("<cupynumeric internals>"), where a fallback
+    warning points.
     """
     global _cupynumeric_globals
     if _cupynumeric_globals is None:
         _cupynumeric_globals = dict(globals(), __name__="cupynumeric._optrace_adapter")
-    same = types.FunctionType(function.__code__, _cupynumeric_globals, function.__name__,
+    code = function.__code__.replace(co_filename=_INTERNAL_NAMES[0])
+    same = types.FunctionType(code, _cupynumeric_globals, function.__name__,
                               function.__defaults__, function.__closure__)
     same.__kwdefaults__ = function.__kwdefaults__
     return same
@@ -156,25 +163,19 @@ def _traced(wrapper, name, unimplemented_api=None):
     """cuPyNumeric's wrapper, called inside an optrace operation called name."""
     op = optrace.op
     enabled = optrace.enabled
+    # Untraced: the operation begun in C, its name interned once (dump names it).
+    untraced = optrace.trace(name)(wrapper)
 
     def call(*args, **kwargs):
         if not enabled():
-            with op(name):
-                return wrapper(*args, **kwargs)
-        stack = getattr(_state, "fell_back", None)
-        if stack is None:
-            stack = _state.fell_back = []
-        stack.append(False)
-        try:
-            with op(name):
-                if unimplemented_api:
-                    _fall_back(optrace.UNIMPLEMENTED_API, unimplemented_api)
-                result = wrapper(*args, **kwargs)
-                if not stack[-1]:
-                    _announce_mode(result)
-                return result
-        finally:
-            stack.pop()
+            return untraced(*args, **kwargs)
+        with op(name) as this:
+            if unimplemented_api:
+                _fall_back(optrace.UNIMPLEMENTED_API, unimplemented_api)
+            result = wrapper(*args, **kwargs)
+            if getattr(_state, "fell_back", 0) != this.id:
+                _announce_mode(result)
+            return result
 
     call = _as_cupynumeric(call)
     functools.update_wrapper(call, wrapper)

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -199,6 +200,63 @@ class CupynumericTest(unittest.TestCase):
         processes = json.loads(out.stdout)["processes"]
         self.assertEqual(len(processes), 1)
         self.assert_counts(processes[0], expected, with_sites=True)
+
+    def test_live_process(self):
+        """Started with the adapter and never traced: dump sees its open operation; then
+        stat -p and record -p count its calls."""
+        why = test_demo.bpf_unavailable_reason()
+        if why:
+            self.skipTest(why)
+        out_path = os.path.join(self.dir, "live.out")
+        with open(out_path, "w") as out:
+            live = subprocess.Popen([test_demo.PYTHON, "-W", "ignore", "-m", "optrace.run",
+                                     os.path.join(HERE, "live.py")], stdout=out,
+                                    stderr=subprocess.STDOUT, env=self.env, cwd=self.dir)
+        try:
+            said = ""
+            for _ in range(1200):  # however long its start takes (a busy machine)
+                with open(out_path) as f:
+                    said = f.read()
+                if "ready" in said or live.poll() is not None:
+                    break
+                time.sleep(0.1)
+            self.assertIsNone(live.poll(), said)
+            pid = str(live.pid)
+            seen = None
+            for _ in range(50):  # it waits inside apply_along_axis most of the time
+                out = subprocess.run([OPTRACE, "dump", "-p", pid, "--json"],
+                                     capture_output=True, text=True, timeout=60)
+                self.assertEqual(out.returncode, 0, out.stderr)
+                if "cupynumeric.apply_along_axis" in out.stdout:
+                    seen = out.stdout
+                    break
+            self.assertIsNotNone(seen, "dump never saw the open operation")
+            json_path = os.path.join(self.dir, "live.json")
+            out = subprocess.run([OPTRACE, "stat", "--json", "-d", "1", "-o", json_path,
+                                  "-p", pid], capture_output=True, text=True, timeout=120)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            with open(json_path) as f:
+                process, = json.load(f)["processes"]
+            names = {op["name"] for op in process["operations"]}
+            self.assertTrue({"cupynumeric.add", "cupynumeric.apply_along_axis"} <= names,
+                            names)
+            fallbacks = {(f["operation"], f["reason"], f["detail"])
+                         for f in process["fallbacks"]}
+            self.assertIn(("cupynumeric.apply_along_axis", "unimplemented_api",
+                           "numpy.apply_along_axis"), fallbacks)
+            capture = os.path.join(self.dir, "live.capture")
+            out = subprocess.run([OPTRACE, "record", "-q", "-d", "1", "-o", capture, "-p", pid],
+                                 capture_output=True, text=True, timeout=120)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            out = subprocess.run([OPTRACE, "report", "--json", "--by-site", capture],
+                                 capture_output=True, text=True, timeout=120)
+            process, = json.loads(out.stdout)["processes"]
+            sites = {op.get("callsite", "") for op in process["operations"]}
+            self.assertTrue(any(site.startswith(os.path.join(HERE, "live.py:"))
+                                for site in sites), sites)
+        finally:
+            live.terminate()
+            live.wait(timeout=60)
 
 
 class ProfilingGenerationTest(unittest.TestCase):

@@ -70,6 +70,7 @@ BUILD = os.path.abspath(os.environ.get("OPTRACE_BUILD_DIR",
 ALLOWED_SKIPS = (
     "needs a GPU",
     "needs Slurm or MPI, which are not packaged here",
+    "needs cuPyNumeric, which is not packaged here",
     "needs Legion Prof, which is not packaged here",
     "needs a Legion checkout, Chromium and the npm registry",
     "runs every test suite, this one included",
