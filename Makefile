@@ -432,9 +432,10 @@ tests: $(TEST_BINS) $(FIXTURES)
 
 # One line "N passed, N failed" over every suite; non-zero on any failure.
 # gen_capture: tests/python/test_perfetto.py's synthetic capture with GPU activity;
-# probe_loop: test_record's target that fills the ring buffer.
+# probe_loop: test_record's target that fills the ring buffer; legion-legacy: the
+# adapters' tests read their Legion Prof exports' pop-ups with it.
 test: $(TEST_BINS) $(FIXTURES) $(DEMO) $(OPTRACE) $(PY_PACKAGE) $(OUTPUT)/bench/gen_capture \
-		$(OUTPUT)/bench/probe_loop
+		$(OUTPUT)/bench/probe_loop $(LEGION_LEGACY)
 	$(Q)PYTHON=$(PYTHON) PYTHONPATH=$(PY_DIR) OPTRACE_BUILD_DIR=$(OUTPUT) \
 		tests/run.sh $(TEST_BINS) tests/python/run.py tests/docs/run_docs.py
 

@@ -42,3 +42,7 @@ fi
 echo
 echo "== report and export speed on a synthetic capture of 10 M events"
 bench/export_speed.sh "$out"
+
+echo
+echo "== cuPyNumeric's calls through optrace.cupynumeric (needs ../shared/cupynumeric)"
+bench/cupynumeric_overhead.sh "$out" || echo "skipped: no ../shared/cupynumeric"

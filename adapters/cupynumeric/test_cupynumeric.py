@@ -6,6 +6,7 @@ its reason; every fallback once, with its reason and detail, on the range it fel
 cuPyNumeric's own profiling records the same ranges with the adapter as without it."""
 
 import collections
+import csv
 import json
 import os
 import re
@@ -200,6 +201,40 @@ class CupynumericTest(unittest.TestCase):
         processes = json.loads(out.stdout)["processes"]
         self.assertEqual(len(processes), 1)
         self.assert_counts(processes[0], expected, with_sites=True)
+        self.assert_legion_popups(capture)
+
+    def assert_legion_popups(self, capture):
+        """The Legion Prof export, read back by the project's Legion reader into the data of
+        Legion Prof's viewer: each operation's pop-up has its mode, reason and fallback."""
+        legion = os.path.join(self.dir, "legion")
+        viewer = os.path.join(self.dir, "viewer")
+        out = subprocess.run([OPTRACE, "export", "--legion", "-o", legion, capture],
+                             capture_output=True, text=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        logs = [os.path.join(legion, f) for f in os.listdir(legion)]
+        out = subprocess.run([os.path.join(BUILD, "tests", "legion-legacy"), viewer] + logs,
+                             capture_output=True, text=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        popups = collections.defaultdict(list)
+        with open(os.path.join(viewer, "legion_prof_ops.tsv"), newline="") as f:
+            for row in csv.DictReader(f, delimiter="\t"):
+                if row["provenance"]:
+                    popups[row["desc"].split(" [")[0]].append(json.loads(row["provenance"])[1])
+        expected = {
+            "cupynumeric.add": {"mode": "eager", "mode reason": "below_threshold"},
+            "cupynumeric.zeros": {"mode": "eager", "mode reason": "empty"},
+            "cupynumeric.interp": {"fallback": "unimplemented_api",
+                                   "fallback detail": "numpy.interp"},
+            "cupynumeric.sort": {"fallback": "unsupported_dtype", "fallback detail": "sort"},
+            "cupynumeric.ndarray.__array_function__": {"fallback": "unsupported_arguments",
+                                                       "fallback detail": "allclose"},
+        }
+        for name, fields in expected.items():
+            self.assertEqual(len(popups[name]), ROUNDS, name)
+            for popup in popups[name]:
+                self.assertEqual({k: popup.get(k) for k in fields}, fields, name)
+                self.assertTrue(popup["call site"].startswith(WORKLOAD + ":") or
+                                popup["call site"].startswith("<__array_function__"), popup)
 
     def test_live_process(self):
         """Started with the adapter and never traced: dump sees its open operation; then
