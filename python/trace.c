@@ -14,6 +14,7 @@
 /* What optrace.trace(name) returns: applied to a function, a Traced. */
 typedef struct {
 	PyObject_HEAD PyObject *name; /* str, callable or None */
+	PyObject *after;	      /* callable of the result, or NULL */
 } TracerObject;
 
 /* A traced function: an operation around each call. */
@@ -21,6 +22,7 @@ typedef struct {
 	PyObject_HEAD PyObject *func;
 	PyObject *name;	      /* str, or a callable of the call's arguments */
 	const char *interned; /* the str name, once interned */
+	PyObject *after;      /* called with each result inside the operation, while traced */
 	PyObject *dict;
 	vectorcallfunc vectorcall;
 } TracedObject;
@@ -64,6 +66,15 @@ static PyObject *traced_vectorcall(PyObject *callable, PyObject *const *args, si
 	}
 	op = stack_begin(name, site);
 	result = PyObject_Vectorcall(self->func, args, nargsf, kwnames);
+	/* An adapter's say on the call (its mode), before the operation ends. */
+	if (result && op && self->after) {
+		PyObject *said = PyObject_CallFunctionObjArgs(self->after, result, NULL);
+
+		if (said)
+			Py_DECREF(said);
+		else
+			PyErr_WriteUnraisable(self->after); /* the adapter's fault, not the call's */
+	}
 	stack_end(op, result ? OPTRACE_STATUS_OK : OPTRACE_STATUS_ERROR);
 	return result;
 }
@@ -72,6 +83,7 @@ static int traced_traverse(TracedObject *self, visitproc visit, void *arg)
 {
 	Py_VISIT(self->func);
 	Py_VISIT(self->name);
+	Py_VISIT(self->after);
 	Py_VISIT(self->dict);
 	return 0;
 }
@@ -80,6 +92,7 @@ static int traced_clear(TracedObject *self)
 {
 	Py_CLEAR(self->func);
 	Py_CLEAR(self->name);
+	Py_CLEAR(self->after);
 	Py_CLEAR(self->dict);
 	return 0;
 }
@@ -128,7 +141,7 @@ cleanup:
 	return name;
 }
 
-static PyObject *traced_create(PyObject *func, PyObject *name)
+static PyObject *traced_create(PyObject *func, PyObject *name, PyObject *after)
 {
 	static const char *const copied[] = { "__module__", "__name__", "__qualname__", "__doc__" };
 	TracedObject *self;
@@ -141,6 +154,8 @@ static PyObject *traced_create(PyObject *func, PyObject *name)
 	if (!self)
 		return NULL;
 	self->interned = NULL;
+	self->after = after;
+	Py_XINCREF(after);
 	self->vectorcall = traced_vectorcall;
 	Py_INCREF(func);
 	self->func = func;
@@ -216,12 +231,13 @@ static PyObject *tracer_call(TracerObject *self, PyObject *args, PyObject *kwds)
 	}
 	if (!PyArg_ParseTuple(args, "O:trace", &func))
 		return NULL;
-	return traced_create(func, self->name);
+	return traced_create(func, self->name, self->after);
 }
 
 static void tracer_dealloc(TracerObject *self)
 {
 	Py_XDECREF(self->name);
+	Py_XDECREF(self->after);
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -236,13 +252,17 @@ PyTypeObject TracerType = {
 
 PyObject *py_trace(PyObject *module, PyObject *args, PyObject *kwds)
 {
-	static char *keywords[] = { "name", NULL };
-	PyObject *name = Py_None;
+	static char *keywords[] = { "name", "after", NULL };
+	PyObject *name = Py_None, *after = Py_None;
 	TracerObject *tracer;
 
 	(void)module;
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O:trace", keywords, &name))
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O$O:trace", keywords, &name, &after))
 		return NULL;
+	if (after != Py_None && !PyCallable_Check(after)) {
+		PyErr_SetString(PyExc_TypeError, "optrace.trace: after must be a callable");
+		return NULL;
+	}
 	if (name != Py_None && !PyUnicode_Check(name) && !PyCallable_Check(name)) {
 		PyErr_SetString(PyExc_TypeError,
 				"optrace.trace: name must be a str or a callable of the arguments");
@@ -253,5 +273,6 @@ PyObject *py_trace(PyObject *module, PyObject *args, PyObject *kwds)
 		return NULL;
 	Py_INCREF(name);
 	tracer->name = name;
+	tracer->after = after == Py_None ? NULL : (Py_INCREF(after), after);
 	return (PyObject *)tracer;
 }

@@ -160,26 +160,28 @@ def _as_cupynumeric(function):
 
 
 def _traced(wrapper, name, unimplemented_api=None):
-    """cuPyNumeric's wrapper, called inside an optrace operation called name."""
-    op = optrace.op
-    enabled = optrace.enabled
-    # Untraced: the operation begun in C, its name interned once (dump names it).
-    untraced = optrace.trace(name)(wrapper)
+    """cuPyNumeric's wrapper, called inside an optrace operation called name.
 
-    def call(*args, **kwargs):
-        if not enabled():
-            return untraced(*args, **kwargs)
-        with op(name) as this:
-            if unimplemented_api:
-                _fall_back(optrace.UNIMPLEMENTED_API, unimplemented_api)
-            result = wrapper(*args, **kwargs)
-            if getattr(_state, "fell_back", 0) != this.id:
+    optrace.trace's C wrapper begins and ends the operation (its name interned once: dump
+    names it untraced too) and, while traced, calls after() with the result inside it: no
+    frame of the adapter's sits between the user and cuPyNumeric.
+    """
+    current_op = optrace.current_op
+
+    if unimplemented_api:
+        def after(result):
+            _fall_back(optrace.UNIMPLEMENTED_API, unimplemented_api)
+    else:
+        def after(result):
+            if getattr(_state, "fell_back", 0) != current_op():
                 _announce_mode(result)
-            return result
 
-    call = _as_cupynumeric(call)
-    functools.update_wrapper(call, wrapper)
-    return call
+    traced = optrace.trace(name, after=after)(wrapper)
+    # What cuPyNumeric set on its wrapper (its metadata, a ufunc's methods), as functools.wraps
+    # copies it; __wrapped__ is cuPyNumeric's wrapper, which calls the function.
+    traced.__dict__.update(getattr(wrapper, "__dict__", {}))
+    traced.__wrapped__ = wrapper
+    return traced
 
 
 def _patch_coverage(coverage):

@@ -182,6 +182,21 @@ class TestTrace(unittest.TestCase):
         self.assertEqual(g(1, b=2), 3)
         self.assertEqual(calls, [])
 
+    def test_after_not_called_untraced(self):
+        # after(result) is an adapter's say on a traced call (its mode): untraced, nothing
+        seen = []
+
+        @optrace.trace("test.after", after=seen.append)
+        def f(x):
+            return x * 2
+
+        self.assertEqual(f(21), 42)
+        self.assertEqual(seen, [])
+        with self.assertRaises(TypeError):
+            optrace.trace("test.after", after=42)
+        with self.assertRaises(TypeError):
+            optrace.trace("test.after", print)  # after is a keyword
+
     def test_default_name(self):
         @optrace.trace()
         def h():
