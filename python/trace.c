@@ -73,7 +73,8 @@ static PyObject *traced_vectorcall(PyObject *callable, PyObject *const *args, si
 		if (said)
 			Py_DECREF(said);
 		else
-			PyErr_WriteUnraisable(self->after); /* the adapter's fault, not the call's */
+			PyErr_WriteUnraisable(
+				self->after); /* the adapter's fault, not the call's */
 	}
 	stack_end(op, result ? OPTRACE_STATUS_OK : OPTRACE_STATUS_ERROR);
 	return result;
