@@ -246,7 +246,7 @@ class CupynumericTest(unittest.TestCase):
 
     def test_live_process(self):
         """Started with the adapter and never traced: dump sees its open operation; then
-        stat -p and record -p count its calls."""
+        stat -p, top -p and record -p count its calls."""
         why = test_demo.bpf_unavailable_reason()
         if why:
             self.skipTest(why)
@@ -287,6 +287,10 @@ class CupynumericTest(unittest.TestCase):
                          for f in process["fallbacks"]}
             self.assertIn(("cupynumeric.apply_along_axis", "unimplemented_api",
                            "numpy.apply_along_axis"), fallbacks)
+            out = subprocess.run([OPTRACE, "top", "-b", "-p", pid, "-d", "1.5", "0.5"],
+                                 capture_output=True, text=True, timeout=120)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertIn("cupynumeric.apply_along_axis", out.stdout.replace("\n", " "))
             capture = os.path.join(self.dir, "live.capture")
             out = subprocess.run([OPTRACE, "record", "-q", "-d", "1", "-o", capture, "-p", pid],
                                  capture_output=True, text=True, timeout=120)
