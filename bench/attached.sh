@@ -33,3 +33,17 @@ wait_attached() {
 	[ $# -eq 0 ] || kill -KILL "$@" 2>/dev/null || true
 	exit 1
 }
+
+# run_loop_traced LOOP TRACER ERR NAME: once the tracer TRACER (empty: none)
+# says in ERR that it attached, starts the loop LOOP (SIGUSR1), waits for it,
+# then ends the tracer with SIGINT, as Ctrl-C would, and waits for it.
+run_loop_traced() {
+	local loop=$1 tracer=$2 err=$3 name=$4
+	[ -z "$tracer" ] || wait_attached "$err" "$name" "$loop"
+	kill -USR1 "$loop"
+	wait "$loop"
+	if [ -n "$tracer" ]; then
+		kill -INT "$tracer" 2>/dev/null || true
+		wait "$tracer" || true
+	fi
+}

@@ -44,13 +44,7 @@ measure() {
 		tracer=$!
 		;;
 	esac
-	[ -z "$tracer" ] || wait_attached "$work/err" "$config" "$loop"
-	kill -USR1 "$loop"
-	wait "$loop"
-	if [ -n "$tracer" ]; then
-		kill -INT "$tracer" 2>/dev/null || true
-		wait "$tracer" || true
-	fi
+	run_loop_traced "$loop" "$tracer" "$work/err" "$config"
 	case $config in
 	stat) # the CALLS column of every bench.* row
 		awk '$1 ~ /^bench\./ { n += $2 } END { print n + 0 }' "$work/out" >>"$work/$loop_kind-$config.counted" ;;

@@ -56,15 +56,7 @@ measure() {
 		tracer=$!
 		;;
 	esac
-	if [ -n "$tracer" ]; then
-		wait_attached "$work/err" "$config" "$loop"
-	fi
-	kill -USR1 "$loop"
-	wait "$loop"
-	if [ -n "$tracer" ]; then
-		kill -INT "$tracer" 2>/dev/null || true
-		wait "$tracer" || true
-	fi
+	run_loop_traced "$loop" "$tracer" "$work/err" "$config"
 	case $config in
 	stat*) # every operation counted: the COUNT column of bench.op
 		awk '$1 == "bench.op" { n += $2 } END { print n + 0 }' "$work/out" >>"$work/$config.counted" ;;
