@@ -50,5 +50,7 @@ for suite in "$@"; do
 		failed=$((failed + 1))
 	fi
 done
+# How long: the suites must stay within 15 minutes, also on a busy machine.
+echo "tests: $((SECONDS / 60)) min $((SECONDS % 60)) s"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
