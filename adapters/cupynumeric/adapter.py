@@ -35,9 +35,8 @@ from . import _hooks
 
 __all__ = ("installed_generation",)
 
-# Frames in these are cuPyNumeric's, not the user's: the packages, and the
-# code of its wrappers (which it renames to "<cupynumeric internals>").
-_INTERNAL_NAMES = ("<cupynumeric internals>",)
+# The file cuPyNumeric gives its wrappers' code: the library's, not the user's.
+_INTERNALS = "<cupynumeric internals>"
 
 _state = threading.local()  # .fell_back: the id of this thread's last operation that fell back
 _generation = None
@@ -55,7 +54,7 @@ def _api_name(prefix, name):
 
 def _library_paths():
     # This adapter's frames are the library's too.
-    paths = list(_INTERNAL_NAMES) + [os.path.join(os.path.dirname(os.path.abspath(__file__)), "")]
+    paths = [_INTERNALS, os.path.join(os.path.dirname(os.path.abspath(__file__)), "")]
     for package in ("cupynumeric", "legate"):
         module = sys.modules.get(package)
         folder = getattr(module, "__path__", None)
@@ -152,7 +151,7 @@ def _as_cupynumeric(function):
     global _cupynumeric_globals
     if _cupynumeric_globals is None:
         _cupynumeric_globals = dict(globals(), __name__="cupynumeric._optrace_adapter")
-    code = function.__code__.replace(co_filename=_INTERNAL_NAMES[0])
+    code = function.__code__.replace(co_filename=_INTERNALS)
     same = types.FunctionType(code, _cupynumeric_globals, function.__name__,
                               function.__defaults__, function.__closure__)
     same.__kwdefaults__ = function.__kwdefaults__
@@ -176,9 +175,14 @@ def _traced(wrapper, name, unimplemented_api=None):
             if getattr(_state, "fell_back", 0) != current_op():
                 _announce_mode(result)
 
+    return _wrap(wrapper, name, after)
+
+
+def _wrap(wrapper, name, after=None):
+    """optrace.trace's C wrapper of cuPyNumeric's wrapper, with what cuPyNumeric set on its
+    own (its metadata, a ufunc's methods) as functools.wraps copies it; __wrapped__ is
+    cuPyNumeric's wrapper, which calls the function."""
     traced = optrace.trace(name, after=after)(wrapper)
-    # What cuPyNumeric set on its wrapper (its metadata, a ufunc's methods), as functools.wraps
-    # copies it; __wrapped__ is cuPyNumeric's wrapper, which calls the function.
     traced.__dict__.update(getattr(wrapper, "__dict__", {}))
     traced.__wrapped__ = wrapper
     return traced
@@ -245,13 +249,7 @@ def _patch_profiling(profiling):
         return
 
     def traced_profiling_wrapper(func, name, *args, **kwargs):
-        wrapped = profiling_wrapper(func, name, *args, **kwargs)
-        traced = optrace.trace(name)(wrapped)
-        try:
-            traced.__dict__.update(getattr(wrapped, "__dict__", {}))
-        except (AttributeError, TypeError):
-            pass
-        return traced
+        return _wrap(profiling_wrapper(func, name, *args, **kwargs), name)
 
     functools.update_wrapper(traced_profiling_wrapper, profiling_wrapper)
     profiling.profiling_wrapper = traced_profiling_wrapper

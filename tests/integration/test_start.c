@@ -62,12 +62,7 @@ START_TEST(test_mistakes_fail_before_loading)
 
 	NEED_BPF();
 	demo = start_demo_forever("stats");
-	sleeper = fork();
-	ck_assert_int_ge(sleeper, 0);
-	if (sleeper == 0) {
-		execlp("sleep", "sleep", "60", (char *)NULL);
-		_exit(127);
-	}
+	sleeper = start_foreign_process();
 	snprintf(demo_text, sizeof(demo_text), "%d", demo);
 	snprintf(gone_text, sizeof(gone_text), "%d", gone_pid());
 	snprintf(sleeper_text, sizeof(sleeper_text), "%d", sleeper);

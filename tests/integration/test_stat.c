@@ -480,14 +480,8 @@ START_TEST(test_clear_errors)
 	pid_t sleeper;
 
 	NEED_BPF();
-	sleeper = fork();
-	ck_assert_int_ge(sleeper, 0);
-	if (sleeper == 0) {
-		execlp("sleep", "sleep", "30", (char *)NULL);
-		_exit(127);
-	}
+	sleeper = start_foreign_process();
 	snprintf(sleeper_pid, sizeof(sleeper_pid), "%d", sleeper);
-	usleep(100 * 1000);
 	ck_assert_int_ne(run_command(no_process, NULL, err_path, 30), 0);
 	text = read_file(err_path);
 	ck_assert_msg(strstr(text, "no process 999999999"), "%s", text);

@@ -230,6 +230,17 @@ void wait_started(pid_t pid)
 	ck_abort_msg("process %d did not start its runtime (optrace_rt_init) within 120 s", pid);
 }
 
+pid_t start_foreign_process(void)
+{
+	char *argv[] = { "sleep", "600", NULL }, comm_path[64];
+	pid_t pid = spawn_command(argv, NULL, NULL);
+
+	/* Until its exec, the fork is this test, which maps liboptrace. */
+	snprintf(comm_path, sizeof(comm_path), "/proc/%d/comm", pid);
+	ck_assert_msg(wait_for_text(comm_path, "sleep", pid, 120), "sleep %d did not start", pid);
+	return pid;
+}
+
 pid_t start_demo_forever(const char *workload)
 {
 	pid_t pid = fork();

@@ -99,6 +99,10 @@ pid_t start_tracer(char *const argv[], const char *out_path, const char *err_pat
  */
 void wait_started(pid_t pid);
 
+/* A process that maps no liboptrace (sleep 600), once it runs: its pid, to end with reap_within().
+ */
+pid_t start_foreign_process(void);
+
 /* optrace-demo --forever --workload workload, started (wait_started()): its pid. */
 pid_t start_demo_forever(const char *workload);
 

@@ -169,12 +169,10 @@ static int open_folder(const char *path)
 
 	if (dir < 0 && errno == ELOOP) {
 		if (!allow_shared) {
-			out_diag(
-				"%s is a symbolic link: optrace writes only into a folder it opens "
-				"itself, as another user may have planted the link; give the "
-				"folder "
-				"it points to, or --force",
-				path);
+			out_diag("%s is a symbolic link: optrace writes only into a folder it "
+				 "opens itself, as another user may have planted the link; give "
+				 "the folder it points to, or --force",
+				 path);
 			return -ELOOP;
 		}
 		dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -276,10 +274,9 @@ static int check_existing(struct out_file *out, const struct stat *st, const cha
 	if (same_as_input(st, inputs, input_count) ||
 	    (S_ISLNK(st->st_mode) && !fstatat(out->dir, out->name, &target, 0) &&
 	     same_as_input(&target, inputs, input_count))) {
-		out_diag(
-			"%s is also an input of this command, which would destroy it: give another "
-			"output",
-			out->path);
+		out_diag("%s is also an input of this command, which would destroy it: give "
+			 "another output",
+			 out->path);
 		return -EINVAL;
 	}
 	if (!ours(st->st_uid) && !allow_shared) {

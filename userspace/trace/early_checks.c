@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,16 +60,30 @@ int command_runnable(const char *file)
 	return refused ? EACCES : ENOENT;
 }
 
+bool process_alive(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+static int no_process(pid_t pid)
+{
+	diag("no process %d: -p takes the pid of a running process (optrace list shows those "
+	     "that map liboptrace)",
+	     pid);
+	return -ESRCH;
+}
+
+int check_pid_alive(pid_t pid)
+{
+	return process_alive(pid) ? 0 : no_process(pid);
+}
+
 int check_target_pid(pid_t pid, struct library *library)
 {
 	int err = find_liboptrace(pid, library);
 
-	if (err == -ESRCH) {
-		diag("no process %d: -p takes the pid of a running process (optrace list shows "
-		     "those that map liboptrace)",
-		     pid);
-		return err;
-	}
+	if (err == -ESRCH)
+		return no_process(pid);
 	if (err == -ENOENT) {
 		diag("process %d does not map liboptrace: it is not an "
 		     "instrumented runtime (optrace list -p %d shows what it has)",

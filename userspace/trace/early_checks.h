@@ -6,6 +6,7 @@
 #ifndef OPTRACE_EARLY_CHECKS_H
 #define OPTRACE_EARLY_CHECKS_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 struct library;
@@ -16,6 +17,12 @@ struct library;
  * folder of PATH in turn.
  */
 int command_runnable(const char *file);
+
+/* Whether process pid exists (one of another user's counts: EPERM). */
+bool process_alive(pid_t pid);
+
+/* 0 if process pid exists, else a negative errno with a message that says what -p takes. */
+int check_pid_alive(pid_t pid);
 
 /*
  * Whether process pid can be traced: alive, its mappings readable, liboptrace

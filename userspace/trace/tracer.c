@@ -226,11 +226,6 @@ static void choose_path(struct tracer *tracer)
 	}
 }
 
-static bool process_alive(pid_t pid)
-{
-	return kill(pid, 0) == 0 || errno == EPERM;
-}
-
 /*
  * First of all, what can fail at once: the command cannot be run, a -p is no
  * process. tracer_check_pids() says before the load whether each maps
@@ -249,12 +244,9 @@ static int check_targets(struct tracer *tracer)
 		return -err;
 	}
 	for (int i = 0; i < tracer_options.pid_count; i++) {
-		if (!process_alive(tracer_options.pids[i])) {
-			diag("no process %d: -p takes the pid of a running process (optrace "
-			     "list shows those that map liboptrace)",
-			     tracer_options.pids[i]);
-			return -ESRCH;
-		}
+		err = check_pid_alive(tracer_options.pids[i]);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -705,8 +697,9 @@ int tracer_finish(struct tracer *tracer, bool interrupted)
 	attacher_destroy(&tracer->attacher);
 	bpf_link__destroy(tracer->fork_link);
 	tracer->fork_link = NULL;
-	if (tracer->exec_error && tracer->child <= 0)
-		return tracer->exec_error == ENOENT ? 127 : 126; /* found before the start */
+	/* Found before the start, or by the exec (the child is reaped then): as the shells say. */
+	if (tracer->exec_error)
+		return tracer->exec_error == ENOENT ? 127 : 126;
 	if (!tracer_options.command || tracer->child <= 0)
 		return 0;
 	/*
@@ -726,8 +719,6 @@ int tracer_finish(struct tracer *tracer, bool interrupted)
 			reap_within(tracer, 1000);
 		}
 	}
-	if (tracer->exec_error)
-		return tracer->exec_error == ENOENT ? 127 : 126; /* as the shells say */
 	if (!tracer->child_exited || tracer->child_stopped)
 		return 0;
 	if (WIFEXITED(tracer->child_status) && WEXITSTATUS(tracer->child_status)) {
