@@ -131,6 +131,35 @@ $(PY_MODULE): $(PY_SRCS) $(wildcard python/*.h include/optrace/*.h) $(LIBOPTRACE
 	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -fno-strict-aliasing -I$(PY_INCLUDE) -shared \
 		-o $@ $(PY_SRCS) -L$(LIB_DIR) -loptrace -Wl,-rpath,'$$ORIGIN/../../lib:$$ORIGIN/../../..'
 
+# optrace._torch: optrace.torch's operator callbacks (adapters/torch), built only where
+# libtorch-dev's headers are found, against the libtorch that python3-torch loads.
+# TORCH=no leaves it out (the Debian packages do: it would make python3-optrace
+# depend on libtorch).
+TORCH ?= auto
+TORCH_HEADER := $(if $(filter no,$(TORCH)),,$(wildcard /usr/include/ATen/record_function.h))
+ifneq ($(TORCH_HEADER),)
+CXX ?= g++
+PY_TORCH := $(PY_PKG_DIR)/_torch$(PY_EXT_SUFFIX)
+TORCH_DIR := $(OUTPUT)/adapters/torch
+# -DNDEBUG as Debian's release libtorch was built: its headers' inline code must match.
+TORCH_CXXFLAGS := $(CFLAGS) $(WARNINGS) $(INCLUDES) -std=c++17 -fPIC -pthread -DNDEBUG \
+	-fvisibility=hidden -I$(PY_INCLUDE) -MMD -MP
+$(TORCH_DIR):
+	$(Q)mkdir -p $@
+$(TORCH_DIR)/operators.o: adapters/torch/operators.cpp | $(TORCH_DIR) $(DEPS_STAMP)
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(TORCH_CXXFLAGS) -c -o $@ $<
+$(TORCH_DIR)/python_frames.o: adapters/torch/python_frames.c | $(TORCH_DIR) $(DEPS_STAMP)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -fvisibility=hidden -I$(PY_INCLUDE) -c -o $@ $<
+$(PY_TORCH): $(TORCH_DIR)/operators.o $(TORCH_DIR)/python_frames.o $(LIBOPTRACE) | $(PY_PKG_DIR)
+	$(call msg,PYEXT,$@)
+	$(Q)$(CXX) -shared -o $@ $(filter %.o,$^) -L$(LIB_DIR) -loptrace -ltorch_cpu -lc10 \
+		-Wl,-rpath,'$$ORIGIN/../../lib:$$ORIGIN/../../..'
+PY_PACKAGE += $(PY_TORCH)
+-include $(TORCH_DIR)/operators.d $(TORCH_DIR)/python_frames.d
+endif
+
 python: $(PY_PACKAGE)
 
 # ---- liboptrace-cupti: the GPU collector, only where CUPTI's headers are found --
@@ -523,7 +552,7 @@ run-bench: $(BENCH_BINS) $(OPTRACE)
 # Every C source of the project, laid out by .clang-format.
 FORMAT_SRCS := $(wildcard include/optrace/*.h probes/*.[ch] probes/cupti/*.[ch] bpf/*.[ch] \
 	userspace/*/*.[ch] python/*.[ch] tests/*/*.[ch] bench/*.[ch] examples/demo/*.[ch] \
-	examples/demo/lib/*.[ch])
+	examples/demo/lib/*.[ch] adapters/*/*.[ch] adapters/*/*.cpp)
 CLANG_FORMAT ?= clang-format
 CPPCHECK ?= cppcheck
 

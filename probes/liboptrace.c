@@ -284,6 +284,16 @@ void optrace_op_fallback(uint64_t op, int reason, const char *detail)
 		OPTRACE_OP_FALLBACK(op, reason, detail);
 }
 
+uint64_t optrace_current_op(void)
+{
+	struct optrace_thread_view *view = optrace_view_of(&optrace_thread);
+	uint32_t depth = view->depth;
+
+	if (!depth || depth > OPTRACE_STACK_DEPTH)
+		return 0;
+	return view->ops[depth - 1].op;
+}
+
 uint64_t optrace_task_launch(uint64_t op, const char *task_name, uint32_t points)
 {
 	struct thread_state *t = &optrace_thread;

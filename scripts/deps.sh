@@ -5,8 +5,9 @@
 # benchmark. Idempotent: installs only what is missing, and runs apt-get
 # update once, only then.
 #
-#   scripts/deps.sh          install what is missing (as root)
-#   scripts/deps.sh --check  exit 1 and list what is missing; install nothing
+#   scripts/deps.sh                  install what is missing (as root)
+#   scripts/deps.sh --tests          the same, and the runtimes only the tests use
+#   scripts/deps.sh --check [--tests]  exit 1 and list what is missing; install nothing
 set -euo pipefail
 
 packages=(
@@ -29,6 +30,20 @@ packages=(
 	pandoc help2man bash-completion	# man pages (make man), the completion's helpers
 	debhelper dpkg-dev		# make deb
 )
+# The real runtimes that the adapters' tests trace (adapters/*/test_*.py): the
+# tests' set-up installs them, the main job does without.
+test_packages=(
+	python3-torch libtorch-dev	# optrace.torch: PyTorch, and the headers of optrace._torch
+)
+
+check=0
+for arg in "$@"; do
+	case $arg in
+	--check) check=1 ;;
+	--tests) packages+=("${test_packages[@]}") ;;
+	*) echo "deps.sh: unknown option '$arg' (--check, --tests)" >&2; exit 2 ;;
+	esac
+done
 
 missing=()
 for package in "${packages[@]}"; do
@@ -41,7 +56,7 @@ if [ ${#missing[@]} -eq 0 ]; then
 	exit 0
 fi
 
-if [ "${1:-}" = "--check" ]; then
+if [ "$check" -eq 1 ]; then
 	echo "missing packages: ${missing[*]}" >&2
 	exit 1
 fi

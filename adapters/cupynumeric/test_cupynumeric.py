@@ -6,7 +6,6 @@ its reason; every fallback once, with its reason and detail, on the range it fel
 cuPyNumeric's own profiling records the same ranges with the adapter as without it."""
 
 import collections
-import csv
 import json
 import os
 import re
@@ -14,12 +13,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+import adapter_checks  # noqa: E402 (start_live, legion_popups)
 import test_demo  # noqa: E402 (bpf_unavailable_reason, BUILD, OPTRACE, PYTHON)
 
 WORKLOAD = os.path.join(HERE, "workload.py")
@@ -206,20 +205,7 @@ class CupynumericTest(unittest.TestCase):
     def assert_legion_popups(self, capture):
         """The Legion Prof export, read back by the project's Legion reader into the data of
         Legion Prof's viewer: each operation's pop-up has its mode, reason and fallback."""
-        legion = os.path.join(self.dir, "legion")
-        viewer = os.path.join(self.dir, "viewer")
-        out = subprocess.run([OPTRACE, "export", "--legion", "-o", legion, capture],
-                             capture_output=True, text=True, timeout=120)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        logs = [os.path.join(legion, f) for f in os.listdir(legion)]
-        out = subprocess.run([os.path.join(BUILD, "tests", "legion-legacy"), viewer] + logs,
-                             capture_output=True, text=True, timeout=120)
-        self.assertEqual(out.returncode, 0, out.stderr)
-        popups = collections.defaultdict(list)
-        with open(os.path.join(viewer, "legion_prof_ops.tsv"), newline="") as f:
-            for row in csv.DictReader(f, delimiter="\t"):
-                if row["provenance"]:
-                    popups[row["desc"].split(" [")[0]].append(json.loads(row["provenance"])[1])
+        popups = adapter_checks.legion_popups(capture, self.dir)
         expected = {
             "cupynumeric.add": {"mode": "eager", "mode reason": "below_threshold"},
             "cupynumeric.zeros": {"mode": "eager", "mode reason": "empty"},
@@ -250,20 +236,11 @@ class CupynumericTest(unittest.TestCase):
         why = test_demo.bpf_unavailable_reason()
         if why:
             self.skipTest(why)
-        out_path = os.path.join(self.dir, "live.out")
-        with open(out_path, "w") as out:
-            live = subprocess.Popen([test_demo.PYTHON, "-W", "ignore", "-m", "optrace.run",
-                                     os.path.join(HERE, "live.py")], stdout=out,
-                                    stderr=subprocess.STDOUT, env=self.env, cwd=self.dir)
+        live = adapter_checks.start_live(
+            [test_demo.PYTHON, "-W", "ignore", "-m", "optrace.run",
+             os.path.join(HERE, "live.py")], os.path.join(self.dir, "live.out"), self.env,
+            self.dir)
         try:
-            said = ""
-            for _ in range(1200):  # however long its start takes (a busy machine)
-                with open(out_path) as f:
-                    said = f.read()
-                if "ready" in said or live.poll() is not None:
-                    break
-                time.sleep(0.1)
-            self.assertIsNone(live.poll(), said)
             pid = str(live.pid)
             seen = None
             for _ in range(50):  # it waits inside apply_along_axis most of the time

@@ -57,6 +57,13 @@ uint64_t optrace_op_begin(const char *name, const char *callsite);
 /* End the operation begun last on this thread. status: enum optrace_status. */
 void optrace_op_end(uint64_t op, int status);
 
+/*
+ * The innermost operation open on the calling thread, 0 if none or untraced:
+ * for an adapter that launches tasks on behalf of whatever operation the
+ * program has open (a library interposed under it, a runtime's hooks).
+ */
+uint64_t optrace_current_op(void);
+
 /* Where the runtime decides: enum optrace_mode, enum optrace_mode_reason. */
 void optrace_op_mode(uint64_t op, int mode, int reason);
 

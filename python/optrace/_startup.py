@@ -9,7 +9,7 @@ import importlib
 import os
 import sys
 
-ADAPTERS = ("cupynumeric",)  # one submodule of optrace per runtime: docs/adapters.md
+ADAPTERS = ("cupynumeric", "torch")  # one submodule of optrace per runtime: docs/adapters.md
 
 
 def install(names):

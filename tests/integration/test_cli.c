@@ -160,8 +160,10 @@ START_TEST(test_list_several_and_threads)
 	ck_assert_msg(strstr(text, line), "%s", text);
 	free(text);
 
-	tid = other_thread(a);
-	ck_assert_int_gt(tid, 0);
+	/* Its workers start after it announced itself: however long that takes. */
+	for (int i = 0; i < 12000 && !(tid = other_thread(a)); i++)
+		usleep(10 * 1000);
+	ck_assert_msg(tid > 0, "process %d never started a second thread", (int)a);
 	snprintf(thread, sizeof(thread), "%d", tid);
 	ck_assert_int_eq(run_command(by_thread, out, err, 30), 0);
 	text = read_file(err);

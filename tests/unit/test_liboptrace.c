@@ -67,6 +67,28 @@ START_TEST(test_enabled_follows_the_tracer)
 }
 END_TEST
 
+/* What an adapter launches tasks under: the innermost open operation, 0 untraced. */
+START_TEST(test_current_op_is_the_innermost)
+{
+	uint64_t outer, inner;
+
+	ck_assert_uint_eq(optrace_current_op(), 0);
+	optrace_op_begin("untraced", OPTRACE_CALLSITE);
+	ck_assert_uint_eq(optrace_current_op(), 0);
+	optrace_op_end(0, OPTRACE_STATUS_OK);
+	start_tracing();
+	outer = optrace_op_begin("outer", OPTRACE_CALLSITE);
+	ck_assert_uint_eq(optrace_current_op(), outer);
+	inner = optrace_op_begin("inner", OPTRACE_CALLSITE);
+	ck_assert_uint_eq(optrace_current_op(), inner);
+	optrace_op_end(inner, OPTRACE_STATUS_OK);
+	ck_assert_uint_eq(optrace_current_op(), outer);
+	optrace_op_end(outer, OPTRACE_STATUS_OK);
+	ck_assert_uint_eq(optrace_current_op(), 0);
+	self_trace_stop();
+}
+END_TEST
+
 START_TEST(test_nesting_gives_parent_and_depth)
 {
 	static const char site[] = "main.py:12";
@@ -366,6 +388,7 @@ int main(void)
 
 	tcase_add_test(tc, test_untraced_calls_fire_nothing);
 	tcase_add_test(tc, test_enabled_follows_the_tracer);
+	tcase_add_test(tc, test_current_op_is_the_innermost);
 	tcase_add_test(tc, test_nesting_gives_parent_and_depth);
 	tcase_add_test(tc, test_ids_unique_and_parents_per_thread);
 	tcase_add_test(tc, test_deep_nesting_keeps_depth);
