@@ -5,8 +5,9 @@
     torch_loop.py adapted STEPS          the same with optrace.torch imported (its watcher
                                          running, nothing registered while untraced)
     torch_loop.py slices STEPS ROUNDS    in one process, slices of STEPS interleaved: no
-                                         callback, optrace._torch's callbacks, torch.profiler;
-                                         prints each round's three times
+                                         callback, optrace._torch's callbacks for every
+                                         operator, for the program's calls alone (depth 1),
+                                         torch.profiler; prints each round's four times
     torch_loop.py count                  the operators one step runs, as torch.profiler counts
 
 The machine's speed drifts by tens of percent over seconds: slices of one process, run
@@ -46,13 +47,14 @@ def slices(steps, rounds):
 
     paths = [os.path.join(os.path.dirname(torch.__file__), "")]
     for _ in range(rounds):
-        alone = timed(steps)
-        _torch.arm(paths)
-        adapter = timed(steps)
-        _torch.disarm()
+        times = [timed(steps)]
+        for depth in (0, 1):
+            _torch.arm(paths, False, depth)
+            times.append(timed(steps))
+            _torch.disarm()
         with profile(activities=[ProfilerActivity.CPU]):
-            profiler = timed(steps)
-        print(alone, adapter, profiler)
+            times.append(timed(steps))
+        print(*times)
 
 
 def main():

@@ -23,9 +23,28 @@ import time
 import optrace
 from . import _hooks
 
-__all__ = ("POLL_SECONDS", "armed", "available")
+__all__ = ("DEPTH", "POLL_SECONDS", "armed", "available")
 
 POLL_SECONDS = 0.1  # how soon after a tracer attaches the operators are traced
+
+
+def _depth_from_environment():
+    text = os.environ.get("OPTRACE_TORCH_DEPTH", "").strip()
+    try:
+        depth = int(text or 0)
+    except ValueError:
+        depth = -1
+    if depth < 0:
+        sys.stderr.write("optrace.torch: OPTRACE_TORCH_DEPTH=%r is not a depth (1: the "
+                         "operators the program calls, 2: and theirs, 0: all); all are "
+                         "traced\n" % text)
+        depth = 0
+    return depth
+
+
+# How deep the operators are traced: 1 the program's calls alone (each costs two events,
+# its helpers none), 0 all of them, as torch.profiler records them.
+DEPTH = _depth_from_environment()
 
 _operators = None  # optrace._torch, once torch is imported and it loaded
 _lazy = False  # torch._lazy imported: the callbacks read each operator's inputs' device
@@ -63,7 +82,7 @@ def _follow_tracer():
     with _lock:
         if optrace.enabled():
             if _armed_for_lazy != _lazy:
-                _operators.arm(_library_paths(), _lazy)
+                _operators.arm(_library_paths(), _lazy, DEPTH)
                 _armed_for_lazy = _lazy
         elif _armed_for_lazy is not None:
             _operators.disarm()

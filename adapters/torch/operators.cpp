@@ -97,12 +97,32 @@ bool in_library(const char *file, size_t len)
 	return false;
 }
 
+/*
+ * The user's line. The frames a thread calls operators from repeat: the
+ * sites found last, by frame, spare formatting and interning one again.
+ */
 const char *user_site()
 {
+	struct site_cache_entry {
+		python_frame frame;
+		const char *site;
+	};
+	thread_local site_cache_entry cache[64];
+	python_frame frame;
 	char site[site_max];
-	int len = python_user_site(site, sizeof(site), in_library);
 
-	return len < 0 ? unknown_site : intern(std::string_view(site, (size_t)len));
+	if (!python_user_frame(&frame, in_library))
+		return unknown_site;
+	size_t slot = (((uintptr_t)frame.code >> 4) ^ (size_t)frame.offset) % 64;
+	site_cache_entry &entry = cache[slot];
+	if (entry.site && entry.frame.code == frame.code && entry.frame.offset == frame.offset &&
+	    entry.frame.filename == frame.filename && entry.frame.first_line == frame.first_line)
+		return entry.site;
+	int len = python_frame_site(&frame, site, sizeof(site));
+	if (len < 0)
+		return unknown_site;
+	entry = { frame, intern(std::string_view(site, (size_t)len)) };
+	return entry.site;
 }
 
 /*
@@ -154,11 +174,21 @@ struct open_record {
 	const char *site;
 	bool lazy;
 	bool fell_back;
+	bool untraced; /* deeper than max_depth: its helpers' helper, left out */
+	size_t depth;  /* operators open down to this one, user scopes and graphs not counted */
 };
 thread_local std::vector<open_record> open_records;
 
 /* Whether the callbacks box each operator's inputs: only once the lazy device is in use. */
 std::atomic<bool> reading_inputs{ false };
+
+/*
+ * How deep a thread's operators are traced (OPTRACE_TORCH_DEPTH): 1, the
+ * program's calls alone. record_function scopes do not count, so that the
+ * calls inside one stay calls; nor do lazy graphs, whose operators are what
+ * the program asked for.
+ */
+std::atomic<size_t> max_depth{ SIZE_MAX };
 
 int graph_variant()
 {
@@ -199,9 +229,11 @@ bool has_lazy_input(const at::RecordFunction &fn)
  */
 void note_fallback(std::vector<open_record> &open)
 {
-	if (open.empty())
+	size_t at = open.size();
+	while (at > 0 && open[at - 1].untraced)
+		at--;
+	if (at-- == 0)
 		return;
-	size_t at = open.size() - 1;
 	while (at > 0 && open[at - 1].name == open[at].name && open[at - 1].lazy)
 		at--;
 	if (open[at].lazy)
@@ -219,11 +251,18 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn)
 		uint64_t task = optrace_task_launch(optrace_current_op(), lazy_graph, 1);
 
 		optrace_task_begin(task, 0, graph_variant(), 0);
-		open.push_back({ 0, task, lazy_graph, nullptr, false, false });
+		open.push_back({ 0, task, lazy_graph, nullptr, false, false, false,
+				 open.empty() ? 0 : open.back().depth });
 		return nullptr;
 	}
 	if (scope == at::RecordScope::FUNCTION && !strcmp(name, "aten::_to_cpu"))
 		note_fallback(open);
+	size_t depth =
+		(open.empty() ? 0 : open.back().depth) + (scope != at::RecordScope::USER_SCOPE);
+	if (depth > max_depth.load(std::memory_order_relaxed)) {
+		open.push_back({ 0, 0, nullptr, open.back().site, false, false, true, depth });
+		return nullptr;
+	}
 
 	const char *site;
 	if (!open.empty() && open.back().site) {
@@ -246,7 +285,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn)
 		optrace_op_mode(op, OPTRACE_MODE_DEFERRED, OPTRACE_MODE_REASON_NONE);
 	else if (open.empty())
 		optrace_op_mode(op, OPTRACE_MODE_EAGER, OPTRACE_MODE_REASON_NONE);
-	open.push_back({ op, 0, name, site, lazy, false });
+	open.push_back({ op, 0, name, site, lazy, false, false, depth });
 	return nullptr;
 }
 
@@ -262,6 +301,8 @@ void on_end(const at::RecordFunction &fn, at::ObserverContext *)
 		return;
 	open_record ended = open.back();
 	open.pop_back();
+	if (ended.untraced)
+		return;
 	if (ended.task) {
 		optrace_task_end(ended.task, 0, OPTRACE_STATUS_OK);
 		return;
@@ -283,9 +324,11 @@ PyObject *py_arm(PyObject *, PyObject *args)
 {
 	PyObject *paths_arg;
 	int lazy = 0;
+	Py_ssize_t depth = 0;
 
-	if (!PyArg_ParseTuple(args, "O|p:arm", &paths_arg, &lazy))
+	if (!PyArg_ParseTuple(args, "O|pn:arm", &paths_arg, &lazy, &depth))
 		return NULL;
+	max_depth.store(depth > 0 ? (size_t)depth : SIZE_MAX);
 	PyObject *sequence = PySequence_Fast(paths_arg, "arm: library paths must be a sequence");
 	if (!sequence)
 		return NULL;
@@ -340,7 +383,8 @@ PyObject *py_armed(PyObject *, PyObject *)
 
 PyMethodDef methods[] = {
 	{ "arm", py_arm, METH_VARARGS,
-	  "arm(library_paths, lazy=False): trace every operator from now on; lazy: tell\n"
+	  "arm(library_paths, lazy=False, depth=0): trace every operator from now on, or\n"
+	  "those at most depth deep (0: all); lazy: tell "
 	  "operators on the lazy device (boxes each operator's inputs)" },
 	{ "disarm", py_disarm, METH_NOARGS, "disarm(): stop tracing operators" },
 	{ "armed", py_armed, METH_NOARGS, "armed() -> bool: whether the callbacks are registered" },

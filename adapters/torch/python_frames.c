@@ -42,19 +42,18 @@ static const char *utf8_of(PyObject *filename, size_t *len)
 }
 #endif
 
-int python_user_site(char *site, size_t size, bool (*in_library)(const char *file, size_t len))
+bool python_user_frame(struct python_frame *found, bool (*in_library)(const char *file, size_t len))
 {
 #ifdef HAVE_FRAME_WALK
 	PyThreadState *state = PyGILState_GetThisThreadState();
 	_PyInterpreterFrame *frame;
 
 	if (!state || !state->cframe)
-		return -1;
+		return false;
 	for (frame = state->cframe->current_frame; frame; frame = frame->previous) {
 		PyCodeObject *code = frame->f_code;
 		const char *file;
 		size_t len;
-		int line, written;
 
 #if PY_VERSION_HEX >= 0x030C0000
 		if (frame->owner == FRAME_OWNED_BY_CSTACK)
@@ -65,15 +64,37 @@ int python_user_site(char *site, size_t size, bool (*in_library)(const char *fil
 		file = utf8_of(code->co_filename, &len);
 		if (!file || in_library(file, len))
 			continue;
-		line = PyCode_Addr2Line(code, _PyInterpreterFrame_LASTI(frame) *
-						      (int)sizeof(_Py_CODEUNIT));
-		written = snprintf(site, size, "%.*s:%d", (int)len, file, line);
-		return written < 0 ? -1 : (written >= (int)size ? (int)size - 1 : written);
+		found->code = code;
+		found->filename = code->co_filename;
+		found->first_line = code->co_firstlineno;
+		found->offset = _PyInterpreterFrame_LASTI(frame);
+		return true;
 	}
 #else
-	(void)site;
-	(void)size;
+	(void)found;
 	(void)in_library;
 #endif
+	return false;
+}
+
+int python_frame_site(const struct python_frame *frame, char *site, size_t size)
+{
+#ifdef HAVE_FRAME_WALK
+	PyCodeObject *code = (PyCodeObject *)frame->code;
+	const char *file;
+	size_t len;
+	int line, written;
+
+	file = utf8_of(code->co_filename, &len);
+	if (!file)
+		return -1;
+	line = PyCode_Addr2Line(code, frame->offset * (int)sizeof(_Py_CODEUNIT));
+	written = snprintf(site, size, "%.*s:%d", (int)len, file, line);
+	return written < 0 ? -1 : (written >= (int)size ? (int)size - 1 : written);
+#else
+	(void)frame;
+	(void)site;
+	(void)size;
 	return -1;
+#endif
 }

@@ -85,13 +85,15 @@ class TorchTest(unittest.TestCase):
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
         return out.stdout
 
-    def traced(self, tracer_args, truth_name):
+    def traced(self, tracer_args, truth_name, env=None):
         why = test_demo.bpf_unavailable_reason()
         if why:
             self.skipTest(why)
         truth_path = os.path.join(self.dir, truth_name)
-        self.run_command([OPTRACE] + tracer_args + [
-            "--", test_demo.PYTHON, "-m", "optrace.run", WORKLOAD, truth_path, str(STEPS)])
+        out = subprocess.run([OPTRACE] + tracer_args + [
+            "--", test_demo.PYTHON, "-m", "optrace.run", WORKLOAD, truth_path, str(STEPS)],
+            capture_output=True, text=True, env=env or self.env, cwd=self.dir, timeout=600)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
         with open(truth_path) as f:
             return json.load(f)
 
@@ -141,6 +143,32 @@ class TorchTest(unittest.TestCase):
         with open(json_path) as f:
             process, = json.load(f)["processes"]
         self.assert_matches_pytorch(process, truth)
+
+    def test_depth_one_keeps_the_calls(self):
+        """OPTRACE_TORCH_DEPTH=1: the operators the program called, as many as with all traced,
+        and still the lazy graphs and the fallbacks; none of their helpers."""
+        processes = []
+        for depth in ("0", "1"):
+            json_path = os.path.join(self.dir, f"depth{depth}.json")
+            env = dict(self.env, OPTRACE_TORCH_DEPTH=depth)
+            truth = self.traced(["stat", "--json", "--show-helpers", "-o", json_path],
+                                f"depth{depth}-truth.json", env=env)
+            with open(json_path) as f:
+                process, = json.load(f)["processes"]
+            processes.append(process)
+        every, calls = processes
+        self.assertEqual(totals(calls)[1], totals(every)[1])
+        # helpers only beneath scopes (record_function's, the optimizer's) and mark_step
+        deeper = {op["name"] for op in calls["operations"] if op["depth"] > 0}
+        self.assertLessEqual({op["parent"] for op in calls["operations"] if op["depth"] > 0},
+                             {"torch._lazy.mark_step", "workload.forward",
+                              "Optimizer.step#SGD.step", "Optimizer.zero_grad#SGD.zero_grad"},
+                             deeper)
+        self.assertLess(sum(op["count"] for op in calls["operations"]),
+                        sum(op["count"] for op in every["operations"]) / 3)
+        self.assertEqual(sum(t["count"] for t in calls["tasks"]), truth["lazy_graphs"])
+        self.assertEqual([(f["operation"], f["count"]) for f in calls["fallbacks"]],
+                         [("aten::nonzero", STEPS)])
 
     def test_record_sites_and_legion(self):
         capture = os.path.join(self.dir, "torch.capture")
