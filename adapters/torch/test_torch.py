@@ -8,12 +8,14 @@ registered in PyTorch until a tracer attaches; the live commands follow a runnin
 import collections
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import unittest
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -210,9 +212,41 @@ class TorchTest(unittest.TestCase):
         self.assertEqual({p.get("mode") for p in popups["Optimizer.step#SGD.step"]}, {"eager"})
         self.assertEqual({p.get("mode") for p in popups["aten::matmul"]}, {"deferred"})
 
+    def assert_served(self, pid):
+        """optrace serve -p: the loop's operators in the Prometheus metrics, scraped."""
+        log = os.path.join(self.dir, "serve.err")
+        with open(log, "w") as err:
+            serve = subprocess.Popen([OPTRACE, "serve", "-p", pid, "--listen", "127.0.0.1:0"],
+                                     stdout=subprocess.DEVNULL, stderr=err, env=self.env)
+        try:
+            address = None
+            for _ in range(1200):
+                with open(log) as f:
+                    found = re.search(r"Serving (http://\S+/metrics)", f.read())
+                if found or serve.poll() is not None:
+                    address = found and found.group(1)
+                    break
+                time.sleep(0.1)
+            self.assertTrue(address, open(log).read())
+            step = 'op="Optimizer.step#SGD.step"'
+            metrics = ""
+            for _ in range(100):  # until a scrape has the operators (the callbacks in 0.1 s)
+                with urllib.request.urlopen(address, timeout=30) as response:
+                    metrics = response.read().decode()
+                if step in metrics:
+                    break
+                time.sleep(0.1)
+            served = [line for line in metrics.splitlines()
+                      if line.startswith("optrace_operations_total{") and step in line]
+            self.assertTrue(served, metrics[-2000:])
+            self.assertIn('mode="eager"', served[0])
+        finally:
+            serve.terminate()
+            serve.wait(timeout=60)
+
     def test_live_loop(self):
-        """Started with the adapter and never traced: stat -p, top -p, record -p and dump -p
-        follow it; once they are gone the callbacks are too."""
+        """Started with the adapter and never traced: stat -p, top -p, record -p, serve -p and
+        dump -p follow it."""
         why = test_demo.bpf_unavailable_reason()
         if why:
             self.skipTest(why)
@@ -241,6 +275,7 @@ class TorchTest(unittest.TestCase):
             sites = {op["callsite"] for op in process["operations"]
                      if op["name"] == "Optimizer.step#SGD.step"}
             self.assertEqual(sites, {line_of(LIVE, "optimizer.step()")})
+            self.assert_served(pid)
             # dump, while a tracer holds the callbacks: the operation open in the loop
             holder = subprocess.Popen([OPTRACE, "stat", "-q", "-o", os.devnull, "-d", "30",
                                        "-p", pid], env=self.env, stdout=subprocess.DEVNULL,
