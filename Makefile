@@ -162,6 +162,31 @@ endif
 
 python: $(PY_PACKAGE)
 
+# ---- liboptrace-starpu: StarPU's tasks (adapters/starpu), where its headers are found --
+# LD_PRELOADed into an unmodified StarPU program (docs/starpu.md); its tests'
+# programs beside it in .output/tests.
+# STARPU=no leaves it out (the Debian packages do: it would depend on StarPU).
+STARPU ?= auto
+STARPU_PC := $(if $(filter no,$(STARPU)),,$(shell pkg-config --exists starpu-1.3 2>/dev/null && \
+	echo starpu-1.3))
+ifneq ($(STARPU_PC),)
+STARPU_CFLAGS := $(shell pkg-config --cflags $(STARPU_PC))
+STARPU_LIBS := $(shell pkg-config --libs $(STARPU_PC))
+LIBOPTRACE_STARPU := $(LIB_DIR)/liboptrace-starpu.so
+STARPU_SRCS := $(wildcard adapters/starpu/*.c)
+STARPU_LIB_SRCS := $(filter-out adapters/starpu/two_variants.c,$(STARPU_SRCS))
+$(LIBOPTRACE_STARPU): $(STARPU_LIB_SRCS) $(wildcard adapters/starpu/*.h) $(LIBOPTRACE) | $(LIB_DIR) $(DEPS_STAMP)
+	$(call msg,LIB,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(STARPU_CFLAGS) -fvisibility=hidden -shared -o $@ \
+		$(STARPU_LIB_SRCS) -L$(LIB_DIR) -loptrace $(STARPU_LIBS) -ldl \
+		-Wl,-rpath,'$$ORIGIN'
+$(OUTPUT)/tests/starpu_two_variants: adapters/starpu/two_variants.c $(LIBOPTRACE) | $(OUTPUT)/tests $(DEPS_STAMP)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(STARPU_CFLAGS) -o $@ $< $(LINK_OPTRACE) $(STARPU_LIBS) -lOpenCL
+STARPU_FIXTURES := $(LIBOPTRACE_STARPU) $(OUTPUT)/tests/starpu_two_variants
+lib: $(LIBOPTRACE_STARPU)
+endif
+
 # ---- liboptrace-cupti: the GPU collector, only where CUPTI's headers are found --
 # Built from probes/cupti/*.c into .output/lib/liboptrace-cupti.so; CUPTI is
 # dlopen()ed at run time, never linked. Without the headers neither the
@@ -413,7 +438,7 @@ FIXTURES := $(OUTPUT)/tests/gpu_replay $(OUTPUT)/tests/idle_threads \
 	$(OUTPUT)/tests/dlclose_app $(OUTPUT)/tests/many_names
 # Processes `record --cuda -p` must leave alone (tests/fixtures/waiter.c): one
 # also built static, with the compiler alone (a sanitizer's runtime links no -static).
-FIXTURES += $(OUTPUT)/tests/waiter $(OUTPUT)/tests/waiter-static
+FIXTURES += $(OUTPUT)/tests/waiter $(OUTPUT)/tests/waiter-static $(STARPU_FIXTURES)
 $(OUTPUT)/tests/%: tests/fixtures/%.c probes/cupti/gpufile.c $(LIBOPTRACE) \
 		$(wildcard include/optrace/*.h tests/fixtures/*.h) | $(OUTPUT)/tests
 	$(call msg,FIXTURE,$@)
@@ -566,7 +591,7 @@ format-check: | $(DEPS_STAMP)
 		{ echo "make format: lays these files out as .clang-format says" >&2; exit 1; }
 
 # The tool's own sources: cppcheck's warnings, and the stages' include order.
-LINT_SRCS := $(wildcard userspace/*/*.c probes/*.c probes/cupti/*.c python/*.c)
+LINT_SRCS := $(wildcard userspace/*/*.c probes/*.c probes/cupti/*.c python/*.c adapters/*/*.c)
 lint: | $(DEPS_STAMP)
 	$(call msg,LINT,cppcheck and scripts/check-layers.sh)
 	$(Q)$(CPPCHECK) --quiet --error-exitcode=1 --std=c11 --inline-suppr \
@@ -618,7 +643,8 @@ INSTALLED := $(BINDIR)/optrace $(BINDIR)/optrace-demo \
 	$(LIBDIR)/systemd/system/optrace-serve.service $(SYSCONFDIR)/default/optrace-serve \
 	$(patsubst $(PY_DIR)/%,$(PY_INSTALL_DIR)/%,$(PY_PACKAGE)) \
 	$(PY_INSTALL_DIR)/optrace-adapters.pth \
-	$(if $(LIBOPTRACE_CUPTI),$(LIBDIR)/liboptrace-cupti.so)
+	$(if $(LIBOPTRACE_CUPTI),$(LIBDIR)/liboptrace-cupti.so) \
+	$(if $(LIBOPTRACE_STARPU),$(LIBDIR)/liboptrace-starpu.so)
 # The folders install had to make, deepest first: uninstall removes them once empty.
 INSTALL_MANIFEST := $(PREFIX)/share/doc/optrace/installed-folders
 
@@ -648,6 +674,7 @@ install: lib $(DEMO) $(PY_PACKAGE) $(OPTRACE) $(MAN_PAGES)
 		packaging/optrace-serve.service > $(DESTDIR)$(LIBDIR)/systemd/system/optrace-serve.service
 	$(Q)install -m 0644 packaging/optrace-serve.default $(DESTDIR)$(SYSCONFDIR)/default/optrace-serve
 	$(if $(LIBOPTRACE_CUPTI),$(Q)install -m 0755 $(LIBOPTRACE_CUPTI) $(DESTDIR)$(LIBDIR)/)
+	$(if $(LIBOPTRACE_STARPU),$(Q)install -m 0755 $(LIBOPTRACE_STARPU) $(DESTDIR)$(LIBDIR)/)
 	$(Q)install -d $(DESTDIR)$(PY_INSTALL_DIR)/optrace
 	$(Q)install -m 0644 $(PY_PACKAGE) $(DESTDIR)$(PY_INSTALL_DIR)/optrace/
 	$(Q)install -m 0644 python/optrace-adapters.pth $(DESTDIR)$(PY_INSTALL_DIR)/

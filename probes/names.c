@@ -40,10 +40,9 @@ static const char *const fallback_reason_names[] = {
 
 /* Legion Prof's variant names for the same kinds of processor. */
 static const char *const variant_names[] = {
-	[OPTRACE_VARIANT_CPU] = "cpu",
-	[OPTRACE_VARIANT_OPENMP] = "omp",
-	[OPTRACE_VARIANT_GPU] = "gpu",
-	[OPTRACE_VARIANT_HOST_REFERENCE] = "fallback",
+	[OPTRACE_VARIANT_CPU] = "cpu",	     [OPTRACE_VARIANT_OPENMP] = "omp",
+	[OPTRACE_VARIANT_GPU] = "gpu",	     [OPTRACE_VARIANT_HOST_REFERENCE] = "fallback",
+	[OPTRACE_VARIANT_OPENCL] = "opencl",
 };
 
 static const char *const wait_kind_names[] = {

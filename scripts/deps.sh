@@ -34,6 +34,8 @@ packages=(
 # tests' set-up installs them, the main job does without.
 test_packages=(
 	python3-torch libtorch-dev	# optrace.torch: PyTorch, and the headers of optrace._torch
+	libstarpu-dev starpu-examples	# liboptrace-starpu: StarPU 1.3, its example binaries
+	pocl-opencl-icd ocl-icd-opencl-dev	# an OpenCL device on the CPU: StarPU's second variant
 )
 
 check=0

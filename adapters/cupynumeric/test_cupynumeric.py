@@ -96,11 +96,13 @@ def counted_from(process):
     return ops, sites, modes, fallbacks, reasons
 
 
-class CupynumericTest(unittest.TestCase):
+class CupynumericTest(adapter_checks.RuntimeTestCase):
+    PREFIX = "optrace-cupynumeric."
+    unavailable_reason = staticmethod(cupynumeric_unavailable_reason)
+
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="optrace-cupynumeric.")
-        cls.setup_error = cupynumeric_unavailable_reason()
+        super().setUpClass()
         if cls.setup_error:
             return
         out = subprocess.run(["bash", SETUP, os.path.join(cls.dir, "cn")],
@@ -110,14 +112,6 @@ class CupynumericTest(unittest.TestCase):
         cls.env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=":".join(
             [os.path.join(BUILD, "python"), os.path.join(cls.dir, "cn")]))
         cls.env.pop("OPTRACE_ADAPTERS", None)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir, ignore_errors=True)
-
-    def setUp(self):
-        if self.setup_error:
-            self.skipTest(self.setup_error)
 
     def run_python(self, args, env=None, timeout=300):
         out = subprocess.run([test_demo.PYTHON] + args, capture_output=True, text=True,

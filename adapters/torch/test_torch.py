@@ -9,10 +9,8 @@ import collections
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 import urllib.request
@@ -64,22 +62,16 @@ def totals(process):
     return names, top, modes
 
 
-class TorchTest(unittest.TestCase):
+class TorchTest(adapter_checks.RuntimeTestCase):
+    PREFIX = "optrace-torch."
+    unavailable_reason = staticmethod(torch_unavailable_reason)
+
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="optrace-torch.")
-        cls.setup_error = torch_unavailable_reason()
+        super().setUpClass()
         cls.env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1",
                        PYTHONPATH=os.path.join(BUILD, "python"))
         cls.env.pop("OPTRACE_ADAPTERS", None)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir, ignore_errors=True)
-
-    def setUp(self):
-        if self.setup_error:
-            self.skipTest(self.setup_error)
 
     def run_command(self, command, timeout=600):
         out = subprocess.run(command, capture_output=True, text=True, env=self.env,

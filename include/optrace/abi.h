@@ -65,6 +65,7 @@ enum optrace_variant {
 	OPTRACE_VARIANT_OPENMP = 1,
 	OPTRACE_VARIANT_GPU = 2,
 	OPTRACE_VARIANT_HOST_REFERENCE = 3, /* the reference path, run as a task */
+	OPTRACE_VARIANT_OPENCL = 4,	    /* an OpenCL device (StarPU's): a revision of ABI 4 */
 	OPTRACE_VARIANT__COUNT
 };
 

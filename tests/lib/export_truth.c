@@ -18,8 +18,10 @@ static const char *const mode_names[] = { "eager", "deferred", "mixed", "fallbac
 static const char *const fallback_names[] = { "unimplemented_api", "unsupported_arguments",
 					      "unsupported_dtype", "no_variant", "other" };
 /* How titles name variants ("CPU×2") and what Legion Prof calls them ("cpu"). */
-static const char *const variant_titles[] = { "CPU", "OMP", "GPU", "host" };
-static const char *const variant_names[] = { "cpu", "omp", "gpu", "fallback" };
+static const char *const variant_titles[OPTRACE_VARIANT__COUNT] = { "CPU", "OMP", "GPU", "host",
+								    "OpenCL" };
+static const char *const variant_names[OPTRACE_VARIANT__COUNT] = { "cpu", "omp", "gpu", "fallback",
+								   "opencl" };
 
 /* ---- the truth, one block per process ------------------------------------------ */
 

@@ -1,17 +1,45 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""What the adapters' tests (adapters/*/test_*.py) share: a live workload started and
-waited for, and the Legion Prof export's pop-ups as Legion's own reader shows them."""
+"""What the adapters' tests (adapters/*/test_*.py) share: a test case on a real runtime, a
+live workload started and waited for, and the Legion Prof export's pop-ups as Legion's own
+reader shows them."""
 import collections
 import csv
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import time
+import unittest
 
 import test_demo
 
 BUILD = os.path.abspath(test_demo.BUILD)
 OPTRACE = os.path.join(BUILD, "bin", "optrace")
+
+
+class RuntimeTestCase(unittest.TestCase):
+    """Tests on a real runtime: a temporary folder for the class (self.dir), and each test
+    skipped with the reason the runtime is missing (unavailable_reason(), None when not)."""
+
+    PREFIX = "optrace-runtime."
+
+    @classmethod
+    def unavailable_reason(cls):
+        return None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix=cls.PREFIX)
+        cls.setup_error = cls.unavailable_reason()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def setUp(self):
+        if self.setup_error:
+            self.skipTest(self.setup_error)
 
 
 def start_live(command, out_path, env, cwd, ready="ready"):

@@ -374,6 +374,7 @@ START_TEST(test_enum_names)
 	ck_assert_str_eq(optrace_fallback_reason_name(OPTRACE_FALLBACK__COUNT), "unknown");
 	ck_assert_str_eq(optrace_variant_name(OPTRACE_VARIANT_OPENMP), "omp");
 	ck_assert_str_eq(optrace_variant_name(OPTRACE_VARIANT_HOST_REFERENCE), "fallback");
+	ck_assert_str_eq(optrace_variant_name(OPTRACE_VARIANT_OPENCL), "opencl");
 	ck_assert_str_eq(optrace_variant_name(OPTRACE_VARIANT__COUNT), "unknown");
 	ck_assert_str_eq(optrace_wait_kind_name(OPTRACE_WAIT_INLINE_MAP), "inline_map");
 	ck_assert_str_eq(optrace_status_name(OPTRACE_STATUS_ERROR), "error");

@@ -23,6 +23,7 @@ static enum legion_prof_proc_kind proc_kind(int variant)
 	case OPTRACE_VARIANT_OPENMP:
 		return LEGION_PROF_PROC_OPENMP;
 	case OPTRACE_VARIANT_GPU:
+	case OPTRACE_VARIANT_OPENCL: /* Legion Prof has no OpenCL kind: a device */
 		return LEGION_PROF_PROC_GPU;
 	default:
 		return LEGION_PROF_PROC_CPU;

@@ -7,10 +7,9 @@
 const char *variant_title(int variant)
 {
 	static const char *const titles[OPTRACE_VARIANT__COUNT] = {
-		[OPTRACE_VARIANT_CPU] = "CPU",
-		[OPTRACE_VARIANT_OPENMP] = "OMP",
-		[OPTRACE_VARIANT_GPU] = "GPU",
-		[OPTRACE_VARIANT_HOST_REFERENCE] = "host",
+		[OPTRACE_VARIANT_CPU] = "CPU",	     [OPTRACE_VARIANT_OPENMP] = "OMP",
+		[OPTRACE_VARIANT_GPU] = "GPU",	     [OPTRACE_VARIANT_HOST_REFERENCE] = "host",
+		[OPTRACE_VARIANT_OPENCL] = "OpenCL",
 	};
 
 	return variant >= 0 && variant < OPTRACE_VARIANT__COUNT ? titles[variant] : "?";
