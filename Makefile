@@ -680,6 +680,8 @@ install: lib $(DEMO) $(PY_PACKAGE) $(OPTRACE) $(MAN_PAGES)
 	$(Q)install -m 0644 python/optrace-adapters.pth $(DESTDIR)$(PY_INSTALL_DIR)/
 	$(Q)[ -f $(DESTDIR)$(INSTALL_MANIFEST) ] || \
 		install -m 0644 $(OUTPUT)/installed-folders $(DESTDIR)$(INSTALL_MANIFEST)
+	@# Into the system itself, the loader must learn the new library (a DESTDIR is a package's).
+	$(Q)if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ]; then ldconfig; fi
 
 # Debian packages (debian/), into .output/deb/: liboptrace-cupti only where
 # CUPTI's headers are found (the build profile nocupti leaves it out).

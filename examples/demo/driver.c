@@ -240,6 +240,8 @@ static void on_signal(int sig)
 
 	(void)sig;
 	__atomic_store_n(&stop_requested, 1, __ATOMIC_RELAXED);
+	/* -w hang: a stalled point would never see the request; it goes on and the run ends. */
+	demo_stall_release();
 	if (forwarding)
 		for (i = 0; i < children_started; i++)
 			kill(children[i], SIGTERM);

@@ -70,6 +70,34 @@ START_TEST(test_help_everywhere)
 }
 END_TEST
 
+/* optrace help CMD, CMD --version, an unknown command in two lines (issue 43). */
+START_TEST(test_help_version_and_unknown)
+{
+	char *help[] = { OPTRACE, "help", "stat", NULL };
+	char *version[] = { OPTRACE, "stat", "--version", NULL };
+	char *unknown[] = { OPTRACE, "frob", NULL };
+	char *out = test_path("help.txt"), *err = test_path("help.err"), *text;
+
+	ck_assert_int_eq(run_command(help, out, NULL, 30), 0);
+	text = read_file(out);
+	ck_assert_msg(strstr(text, "Usage: optrace stat") && strstr(text, "--show-helpers"), "%s",
+		      text);
+	free(text);
+	ck_assert_int_eq(run_command(version, out, NULL, 30), 0);
+	text = read_file(out);
+	ck_assert_msg(!strncmp(text, "optrace ", 8), "%s", text);
+	free(text);
+	ck_assert_int_eq(WEXITSTATUS(run_command(unknown, NULL, err, 30)), 2);
+	text = read_file(err);
+	ck_assert_msg(strstr(text, "unknown command 'frob'") && strstr(text, "list, stat, top") &&
+			      !strstr(text, "Examples"),
+		      "%s", text);
+	free(text);
+	free(out);
+	free(err);
+}
+END_TEST
+
 START_TEST(test_command_status_comes_back)
 {
 	char *exit3[] = { OPTRACE, "stat", "-q", "--", "sh", "-c", "exit 3", NULL };
@@ -92,7 +120,7 @@ START_TEST(test_stat_output_apart_from_the_command)
 {
 	char *json = test_path("stat.json"), *out = test_path("stdout.txt"), *text;
 	char command[512];
-	char *argv[] = { OPTRACE, "stat", "--json", "-o", json, "--", "sh", "-c", command, NULL };
+	char *argv[] = { OPTRACE, "stat", "-j", "-o", json, "--", "sh", "-c", command, NULL };
 	struct jv *report;
 
 	NEED_BPF();
@@ -143,6 +171,8 @@ START_TEST(test_list_several_and_threads)
 	char *out = test_path("list.txt"), *err = test_path("list.err"), *text;
 	char first[16], second[16], thread[16];
 	char *both[] = { OPTRACE, "list", "-p", first, "-p", second, NULL };
+	char both_text[40];
+	char *comma[] = { OPTRACE, "list", "-p", both_text, NULL };
 	char *by_thread[] = { OPTRACE, "list", "-p", thread, NULL };
 	char line[64];
 	pid_t a, b, tid;
@@ -153,6 +183,15 @@ START_TEST(test_list_several_and_threads)
 	snprintf(first, sizeof(first), "%d", a);
 	snprintf(second, sizeof(second), "%d", b);
 	ck_assert_int_eq(run_command(both, out, NULL, 30), 0);
+	text = read_file(out);
+	snprintf(line, sizeof(line), "process %d maps", a);
+	ck_assert_msg(strstr(text, line), "%s", text);
+	snprintf(line, sizeof(line), "process %d maps", b);
+	ck_assert_msg(strstr(text, line), "%s", text);
+	free(text);
+	/* perf's form: -p A,B */
+	snprintf(both_text, sizeof(both_text), "%d,%d", a, b);
+	ck_assert_int_eq(run_command(comma, out, NULL, 30), 0);
 	text = read_file(out);
 	snprintf(line, sizeof(line), "process %d maps", a);
 	ck_assert_msg(strstr(text, line), "%s", text);
@@ -240,6 +279,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
 	tcase_add_test(tc, test_help_everywhere);
+	tcase_add_test(tc, test_help_version_and_unknown);
 	tcase_add_test(tc, test_command_status_comes_back);
 	tcase_add_test(tc, test_stat_output_apart_from_the_command);
 	tcase_add_test(tc, test_intervals_timestamped_only_with_T);

@@ -197,6 +197,22 @@ static void assert_stall(const struct jv *process, bool traced)
 	ck_assert(jv_number(jv_get(process, "oldest_open_seconds"), "task_point") > 0);
 }
 
+/* kill PID ends a stalled demo: SIGTERM lets its stalled point go on (issue 43). */
+START_TEST(test_hang_ends_on_sigterm)
+{
+	char *truth = test_path("truth.txt");
+	char *demo_argv[] = { DEMO, "-w", "hang", "--forever", "-q", "--truth", truth, NULL };
+	pid_t demo = spawn(demo_argv, NULL);
+	int status;
+
+	jv_free(dump_when_stuck(demo));
+	kill(demo, SIGTERM);
+	status = reap_within(demo, 0, 60);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the demo: status %d", status);
+	free(truth);
+}
+END_TEST
+
 START_TEST(test_dump_stuck_process_never_traced)
 {
 	char *truth = test_path("truth.txt"), *out = test_path("dump.txt"), pid_text[16], *text;
@@ -359,6 +375,7 @@ int main(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
 	tcase_add_test(tc, test_dump_stuck_process_never_traced);
+	tcase_add_test(tc, test_hang_ends_on_sigterm);
 	tcase_add_test(tc, test_dump_stuck_process_traced);
 	tcase_add_test(tc, test_dump_hostile_views);
 	tcase_add_test(tc, test_dump_refuses_clearly);

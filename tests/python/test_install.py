@@ -130,6 +130,32 @@ class TestInstall(unittest.TestCase):
         self.assertEqual(out.stdout.split(),
                          ["-I%s/include" % PREFIX, "-L%s/lib" % PREFIX, "-loptrace"])
 
+    def test_system_install_loads(self):
+        """make install into the system runs ldconfig: the README's pkg-config example builds
+        and runs with no run path (issue 43)."""
+        if os.geteuid() != 0:
+            self.skipTest("needs root: installs into /usr/local, as the README does")
+        out = subprocess.run(["make", "-s", "-C", ROOT, "OUTPUT=" + BUILD, "PREFIX=" + PREFIX,
+                              "install"], capture_output=True, text=True, timeout=600)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        source = os.path.join(self.dir, "example.c")
+        with open(source, "w") as f:
+            f.write('#include <optrace/optrace.h>\n'
+                    'int main(void) { uint64_t op = optrace_op_begin("example", '
+                    'OPTRACE_CALLSITE);\n optrace_op_end(op, OPTRACE_STATUS_OK);\n'
+                    ' return optrace_enabled(); }\n')
+        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "optrace"],
+                               capture_output=True, text=True)
+        self.assertEqual(flags.returncode, 0, flags.stderr)
+        program = os.path.join(self.dir, "example")
+        out = subprocess.run(["cc", "-o", program, source] + flags.stdout.split(),
+                             capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        env = dict(os.environ)
+        env.pop("LD_LIBRARY_PATH", None)
+        out = subprocess.run([program], capture_output=True, text=True, env=env)
+        self.assertEqual(out.returncode, 0, out.stderr)
+
     def test_uninstall_leaves_the_prefix_as_it_was(self):
         destdir = os.path.join(self.dir, "again")
         shutil.copytree(self.destdir, destdir, symlinks=True)

@@ -16,7 +16,6 @@ struct common_flags common_flags;
 /* Past the commands' own keys (from 0x100) and tracer_argp's (from 0x200). */
 enum {
 	OPT_CUDA = 0x300,
-	OPT_JSON,
 	OPT_WIDE,
 	OPT_SHOW_HELPERS,
 	OPT_FORCE,
@@ -37,7 +36,7 @@ static const struct {
 	    "GPU kernels, copies and their device time per operation and variant (loads "
 	    "liboptrace-cupti into the targets that lack it)",
 	    0 } },
-	{ COMMON_JSON, { "json", OPT_JSON, NULL, 0, "Print JSON for machines", 0 } },
+	{ COMMON_JSON, { "json", 'j', NULL, 0, "Print JSON for machines", 0 } },
 	{ COMMON_WIDE,
 	  { "wide", OPT_WIDE, NULL, 0,
 	    "Every column, lines as long as they are (else the terminal's width, COLUMNS or 80)",
@@ -71,7 +70,7 @@ static error_t parse_flag(int key, char *arg, struct argp_state *state)
 	case OPT_CUDA:
 		common_flags.cuda = true;
 		return 0;
-	case OPT_JSON:
+	case 'j':
 		common_flags.json = true;
 		return 0;
 	case OPT_WIDE:

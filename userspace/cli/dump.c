@@ -61,10 +61,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
 	case 'p':
-		if (env.pid_count == MAX_PIDS)
-			argp_error(state, "at most %d processes", MAX_PIDS);
-		env.pids[env.pid_count++] =
-			tracer_process_of((pid_t)tracer_parse_positive(arg, state, "a process id"));
+		tracer_parse_pids(arg, state, env.pids, &env.pid_count, MAX_PIDS);
 		return 0;
 	case 'a':
 		env.all = true;

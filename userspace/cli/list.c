@@ -52,17 +52,9 @@ static const struct argp_option options[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	char *end;
-	long pid;
-
 	switch (key) {
 	case 'p':
-		pid = strtol(arg, &end, 10);
-		if (*end || pid <= 0 || pid > INT_MAX)
-			argp_error(state, "'%s' is not a process id", arg);
-		if (env.pid_count == MAX_PIDS)
-			argp_error(state, "at most %d processes", MAX_PIDS);
-		env.pids[env.pid_count++] = tracer_process_of((pid_t)pid);
+		tracer_parse_pids(arg, state, env.pids, &env.pid_count, MAX_PIDS);
 		return 0;
 	case OPT_WIDE:
 		env.wide = true;

@@ -27,6 +27,9 @@ static const struct {
 	{ "dump", cmd_dump, "what every thread of a process is doing now, for hung jobs" },
 };
 
+/* argp gives every command --version (and -V) with this. */
+const char *argp_program_version = "optrace " OPTRACE_VERSION;
+
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: optrace COMMAND [OPTION...]\n\n"
@@ -57,6 +60,12 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* optrace help CMD is optrace CMD --help, as git's and perf's. */
+	if (!strcmp(argv[1], "help") && argc > 2) {
+		char *help_argv[] = { argv[0], argv[2], "--help", NULL };
+
+		return main(3, help_argv);
+	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;
@@ -80,7 +89,9 @@ int main(int argc, char **argv)
 		}
 		return commands[i].run(argc - 1, argv + 1);
 	}
-	fprintf(stderr, "optrace: unknown command '%s'\n\n", argv[1]);
-	usage(stderr);
+	fprintf(stderr, "optrace: unknown command '%s'\noptrace: the commands are", argv[1]);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(stderr, "%s %s", i ? "," : "", commands[i].name);
+	fprintf(stderr, " (optrace --help)\n");
 	return 2;
 }

@@ -111,21 +111,36 @@ pid_t tracer_process_of(pid_t id)
 	return tgid;
 }
 
+void tracer_parse_pids(const char *arg, struct argp_state *state, pid_t *pids, int *count, int max)
+{
+	const char *at = arg;
+
+	do {
+		char *end;
+		long pid;
+
+		errno = 0;
+		pid = strtol(at, &end, 10);
+		if (errno || end == at || (*end && *end != ',') || pid <= 0 || pid > INT_MAX) {
+			argp_error(state, "'%s' is not a process id (or ids: -p 123,456)", arg);
+			return;
+		}
+		if (*count >= max) {
+			argp_error(state, "at most %d processes", max);
+			return;
+		}
+		pids[(*count)++] = tracer_process_of((pid_t)pid);
+		at = *end ? end + 1 : end;
+	} while (*at);
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	struct tracer_options *o = &tracer_options;
-	char *end;
-	long pid;
 
 	switch (key) {
 	case 'p':
-		errno = 0;
-		pid = strtol(arg, &end, 10);
-		if (errno || *end || pid <= 0 || pid > INT_MAX)
-			argp_error(state, "'%s' is not a process id", arg);
-		if (o->pid_count == TRACER_MAX_PIDS)
-			argp_error(state, "at most %d processes", TRACER_MAX_PIDS);
-		o->pids[o->pid_count++] = tracer_process_of((pid_t)pid);
+		tracer_parse_pids(arg, state, o->pids, &o->pid_count, TRACER_MAX_PIDS);
 		return 0;
 	case 'a':
 		o->all = true;

@@ -65,6 +65,13 @@ int tracer_split_command(int argc, char **argv);
 /* The process of a -p PID: a thread's id names its process (said on stderr). */
 pid_t tracer_process_of(pid_t id);
 
+/*
+ * A -p argument: one process id, or several separated by commas as perf
+ * takes them (-p 123,456), appended to pids (count of them, at most max), a
+ * thread's id as its process's; an argp error for anything else.
+ */
+void tracer_parse_pids(const char *arg, struct argp_state *state, pid_t *pids, int *count, int max);
+
 struct bpf_object;
 struct bpf_link;
 
