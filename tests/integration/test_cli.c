@@ -166,6 +166,20 @@ START_TEST(test_intervals_timestamped_only_with_T)
 }
 END_TEST
 
+/* list, run with argv, lists processes a and b. */
+static void assert_lists_both(char **argv, const char *out, pid_t a, pid_t b)
+{
+	char line[64], *text;
+
+	ck_assert_int_eq(run_command(argv, out, NULL, 30), 0);
+	text = read_file(out);
+	snprintf(line, sizeof(line), "process %d maps", a);
+	ck_assert_msg(strstr(text, line), "%s", text);
+	snprintf(line, sizeof(line), "process %d maps", b);
+	ck_assert_msg(strstr(text, line), "%s", text);
+	free(text);
+}
+
 START_TEST(test_list_several_and_threads)
 {
 	char *out = test_path("list.txt"), *err = test_path("list.err"), *text;
@@ -182,22 +196,10 @@ START_TEST(test_list_several_and_threads)
 	b = start_demo();
 	snprintf(first, sizeof(first), "%d", a);
 	snprintf(second, sizeof(second), "%d", b);
-	ck_assert_int_eq(run_command(both, out, NULL, 30), 0);
-	text = read_file(out);
-	snprintf(line, sizeof(line), "process %d maps", a);
-	ck_assert_msg(strstr(text, line), "%s", text);
-	snprintf(line, sizeof(line), "process %d maps", b);
-	ck_assert_msg(strstr(text, line), "%s", text);
-	free(text);
+	assert_lists_both(both, out, a, b);
 	/* perf's form: -p A,B */
 	snprintf(both_text, sizeof(both_text), "%d,%d", a, b);
-	ck_assert_int_eq(run_command(comma, out, NULL, 30), 0);
-	text = read_file(out);
-	snprintf(line, sizeof(line), "process %d maps", a);
-	ck_assert_msg(strstr(text, line), "%s", text);
-	snprintf(line, sizeof(line), "process %d maps", b);
-	ck_assert_msg(strstr(text, line), "%s", text);
-	free(text);
+	assert_lists_both(comma, out, a, b);
 
 	/* Its workers start after it announced itself: however long that takes. */
 	for (int i = 0; i < 12000 && !(tid = other_thread(a)); i++)
