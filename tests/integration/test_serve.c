@@ -513,6 +513,60 @@ START_TEST(test_retention)
 }
 END_TEST
 
+/* Whether every series of pid_label in a scrape has a rank ("" would be other series). */
+static bool ranked_everywhere(const char *text, const char *pid_label)
+{
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t length = end ? (size_t)(end - line) : strlen(line);
+		char copy[1024];
+
+		snprintf(copy, sizeof(copy), "%.*s", (int)length, line);
+		if (strstr(copy, pid_label) && strstr(copy, "rank=\"\""))
+			return false;
+		line = end ? end + 1 : NULL;
+	}
+	return true;
+}
+
+static bool first_scrape_ranked(struct run *run)
+{
+	pid_t demo = start_demo_forever("stats");
+	char pid_label[80], *text = NULL;
+	bool seen = false, ranked = true;
+
+	snprintf(pid_label, sizeof(pid_label), ",pid=\"%d\",", demo);
+	/* Scraped as often as it can be, from the process's start: its first series too. */
+	for (int i = 0; !seen && i < 12000; i++) {
+		if (serve_get(run, "/metrics", &text) != 200 || !text) {
+			free(text);
+			break;
+		}
+		seen = strstr(text, pid_label) != NULL;
+		ranked = !seen || ranked_everywhere(text, pid_label);
+		free(text);
+		text = NULL;
+		if (!seen)
+			usleep(10 * 1000);
+	}
+	reap_within(demo, SIGTERM, 10);
+	REQUIRE(run, seen, "serve never had series of process %d", demo);
+	REQUIRE(run, ranked, "the first series of process %d had rank=\"\"", demo);
+	return true;
+}
+
+/* A process's series have its rank from the first scrape on (issue 43). */
+START_TEST(test_first_scrape_has_the_rank)
+{
+	static struct run run;
+
+	NEED_BPF();
+	if (start_serve(&run, NULL))
+		first_scrape_ranked(&run);
+	finish(&run);
+}
+END_TEST
+
 /* ---- over TLS with basic auth ---------------------------------------------------- */
 
 /* A certificate for 127.0.0.1, a bcrypt hash of PASSWORD, a web config with both. */
@@ -836,6 +890,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
 	tcase_add_test(tc, test_prometheus_scrapes_serve);
 	tcase_add_test(tc, test_retention);
+	tcase_add_test(tc, test_first_scrape_has_the_rank);
 	tcase_add_test(tc, test_prometheus_scrapes_serve_over_tls);
 	tcase_add_test(tc, test_oldest_open_gauge);
 	tcase_add_test(tc, test_stuck_rule_of_the_docs);

@@ -246,6 +246,8 @@ int stat_snapshot_take(struct stat_bpf *skel, struct stat_snapshot *snapshot, bo
 	if (err)
 		return err;
 	fill_strings(skel, snapshot);
+	/* A process seen since the last look: its rank from its first series on. */
+	stat_note_ranks(skel, false);
 	for (size_t i = 0; i < snapshot->process_count; i++) {
 		struct process_row *process = &snapshot->processes[i];
 		const struct optrace_runtime_info *read = rank_of(process->tgid);
