@@ -59,6 +59,17 @@ static bool said_damaged(int status, const char *out_path, const char *err_path)
 	return said;
 }
 
+/* Whether stderr names the file at most once: the damage said once (issue 43). */
+static bool said_once(const char *err_path, const char *file)
+{
+	char *err = read_file(err_path);
+	const char *at = err ? strstr(err, file) : NULL;
+	bool once = !at || !strstr(at + strlen(file), file);
+
+	free(err);
+	return once;
+}
+
 /* One damaged copy through report and the exports. */
 static void check_copy(const char *what, const char *data, size_t size)
 {
@@ -77,6 +88,7 @@ static void check_copy(const char *what, const char *data, size_t size)
 	ck_assert_msg(WIFEXITED(status), "%s: report died of signal %d", what, WTERMSIG(status));
 	ck_assert_msg(said_damaged(status, out, err), "%s: report said nothing of the damage",
 		      what);
+	ck_assert_msg(said_once(err, copy), "%s: report said the damage twice", what);
 
 	unlink(json);
 	status = run_command(chrome, NULL, err, 30);

@@ -185,6 +185,11 @@ static void assert_stall(const struct jv *process, bool traced)
 		ck_assert(jv_get(wait, "seconds")->type == JV_NULL);
 		ck_assert(jv_get(point, "running_seconds")->type == JV_NULL);
 		ck_assert(jv_get(point, "name")->type == JV_NULL);
+		/* no age known: no oldest either, not 0 (issue 43) */
+		ck_assert(jv_get(jv_get(process, "oldest_open_seconds"), "operation")->type ==
+			  JV_NULL);
+		ck_assert(jv_get(jv_get(process, "oldest_open_seconds"), "task_point")->type ==
+			  JV_NULL);
 		return;
 	}
 	ck_assert_str_eq(jv_string(point, "name"), "Arange");

@@ -458,6 +458,13 @@ static int name_merged_processes(struct replay *replay, struct profile *profile)
 	return 0;
 }
 
+/* Nothing could be read: a damaged file, not an empty recording. */
+static bool nothing_readable(const struct capture_status *status)
+{
+	return status && !status->records &&
+	       (status->end != CAPTURE_END_CLEAN || status->trailer.records_lost);
+}
+
 static int feed_source(struct replay *replay, struct replay_source *source, struct profile *profile)
 {
 	struct merged_record m = { .replay = replay, .source = source };
@@ -494,7 +501,8 @@ static int feed_source(struct replay *replay, struct replay_source *source, stru
 		return err;
 	}
 	source->status = capture_reader_status(source->reader);
-	if (source->status->end != CAPTURE_END_CLEAN)
+	/* Nothing read at all is said once, by replay_check_readable(). */
+	if (source->status->end != CAPTURE_END_CLEAN && !nothing_readable(source->status))
 		diag("%s: %s", source->path, source->status->message);
 	/* Cut, damaged, records the recorder could not write, bytes ignored: said. */
 	if (source->status->end != CAPTURE_END_CLEAN || source->status->trailing_bytes ||
@@ -560,13 +568,6 @@ void replay_close(struct replay *replay)
 	free(replay->sources);
 	gpu_index_free(&replay->gpu);
 	memset(replay, 0, sizeof(*replay));
-}
-
-/* Nothing could be read: a damaged file, not an empty recording. */
-static bool nothing_readable(const struct capture_status *status)
-{
-	return status && !status->records &&
-	       (status->end != CAPTURE_END_CLEAN || status->trailer.records_lost);
 }
 
 int replay_check_readable(const struct replay *replay)

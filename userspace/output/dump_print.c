@@ -208,9 +208,18 @@ static void json_thread(FILE *out, const struct process_view *view,
 	fputs("}", out);
 }
 
+static void json_seconds_or_null(FILE *out, uint64_t ns, bool unknown)
+{
+	if (unknown)
+		fputs("null", out);
+	else
+		fprintf(out, "%.6f", (double)ns / 1e9);
+}
+
 void dump_print_json(FILE *out, const struct process_view *view)
 {
 	uint64_t op_age, point_age;
+	bool ops_unknown, points_unknown;
 
 	process_view_oldest(view, &op_age, &point_age);
 	fprintf(out, "{\"pid\": %d, \"command\": ", view->pid);
@@ -219,10 +228,13 @@ void dump_print_json(FILE *out, const struct process_view *view)
 		fprintf(out, ", \"rank\": %d, \"rank_count\": %d", view->rank, view->rank_count);
 	else
 		fputs(", \"rank\": null, \"rank_count\": null", out);
-	fprintf(out,
-		", \"oldest_open_seconds\": {\"operation\": %.6f, \"task_point\": %.6f}, "
-		"\"rejected_views\": %u, \"threads\": [",
-		(double)op_age / 1e9, (double)point_age / 1e9, view->rejected);
+	/* One open since before any tracer has no age: the oldest is not known then. */
+	process_view_ages_unknown(view, &ops_unknown, &points_unknown);
+	fputs(", \"oldest_open_seconds\": {\"operation\": ", out);
+	json_seconds_or_null(out, op_age, ops_unknown);
+	fputs(", \"task_point\": ", out);
+	json_seconds_or_null(out, point_age, points_unknown);
+	fprintf(out, "}, \"rejected_views\": %u, \"threads\": [", view->rejected);
 	for (size_t t = 0; t < view->thread_count; t++) {
 		fputs(t ? ", " : "", out);
 		json_thread(out, view, &view->threads[t]);

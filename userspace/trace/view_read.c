@@ -276,6 +276,22 @@ bool view_age(const struct process_view *view, uint64_t begin_ns, uint64_t *age_
 	return true;
 }
 
+bool process_view_ages_unknown(const struct process_view *view, bool *ops, bool *points)
+{
+	uint64_t age;
+
+	*ops = *points = false;
+	for (size_t t = 0; t < view->thread_count; t++) {
+		const struct view_thread *thread = &view->threads[t];
+
+		for (size_t i = 0; i < thread->op_count; i++)
+			*ops |= !view_age(view, thread->ops[i].begin_ns, &age);
+		for (size_t i = 0; i < thread->point_count; i++)
+			*points |= !view_age(view, thread->points[i].begin_ns, &age);
+	}
+	return *ops || *points;
+}
+
 void process_view_oldest(const struct process_view *view, uint64_t *op_age_ns,
 			 uint64_t *point_age_ns)
 {
