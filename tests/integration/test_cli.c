@@ -98,6 +98,36 @@ START_TEST(test_help_version_and_unknown)
 }
 END_TEST
 
+/* The legends: in a report by default, not with --no-legend, nor in stat -q (issue 43). */
+START_TEST(test_no_legend)
+{
+	char *capture = test_path("legend.capture"), *out = test_path("legend.txt"), *text;
+	char *record[] = { OPTRACE, "record", "-q", "-o",      capture,	    "--", DEMO,
+			   "-w",    "stats",  "-q", "--truth", "/dev/null", NULL };
+	char *report[] = { OPTRACE, "report", capture, NULL };
+	char *bare[] = { OPTRACE, "report", "--no-legend", capture, NULL };
+	char *quiet[] = { OPTRACE, "stat", "-q",      "--",	   DEMO, "-w",
+			  "stats", "-q",   "--truth", "/dev/null", NULL };
+
+	NEED_BPF();
+	ck_assert_int_eq(run_command(record, NULL, NULL, 120), 0);
+	ck_assert_int_eq(run_command(report, out, NULL, 60), 0);
+	text = read_file(out);
+	ck_assert_msg(strstr(text, "# CALL:") && strstr(text, "demo."), "%s", text);
+	free(text);
+	ck_assert_int_eq(run_command(bare, out, NULL, 60), 0);
+	text = read_file(out);
+	ck_assert_msg(!strstr(text, "# CALL:") && strstr(text, "demo."), "%s", text);
+	free(text);
+	ck_assert_int_eq(run_command(quiet, out, NULL, 120), 0);
+	text = read_file(out);
+	ck_assert_msg(!strstr(text, "# CALL:") && strstr(text, "demo."), "%s", text);
+	free(text);
+	free(capture);
+	free(out);
+}
+END_TEST
+
 START_TEST(test_command_status_comes_back)
 {
 	char *exit3[] = { OPTRACE, "stat", "-q", "--", "sh", "-c", "exit 3", NULL };
@@ -282,6 +312,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
 	tcase_add_test(tc, test_help_everywhere);
 	tcase_add_test(tc, test_help_version_and_unknown);
+	tcase_add_test(tc, test_no_legend);
 	tcase_add_test(tc, test_command_status_comes_back);
 	tcase_add_test(tc, test_stat_output_apart_from_the_command);
 	tcase_add_test(tc, test_intervals_timestamped_only_with_T);

@@ -20,6 +20,7 @@ enum {
 	OPT_SHOW_HELPERS,
 	OPT_FORCE,
 	OPT_GPU_FILE,
+	OPT_NO_LEGEND,
 };
 
 static const struct {
@@ -47,6 +48,9 @@ static const struct {
 	{ COMMON_FORCE,
 	  { "force", OPT_FORCE, NULL, 0,
 	    "Write into a folder another user can change, or through a symbolic link to one", 0 } },
+	{ COMMON_NO_LEGEND,
+	  { "no-legend", OPT_NO_LEGEND, NULL, 0,
+	    "Tables without the # lines that explain their columns (as with -q)", 0 } },
 	{ COMMON_GPU_FILE,
 	  { "gpu", OPT_GPU_FILE, "FILE", 0,
 	    "GPU activity written by liboptrace-cupti to OPTRACE_GPU_FILE, merged in", 0 } },
@@ -75,6 +79,9 @@ static error_t parse_flag(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_WIDE:
 		common_flags.wide = true;
+		return 0;
+	case OPT_NO_LEGEND:
+		common_flags.no_legend = true;
 		return 0;
 	case OPT_SHOW_HELPERS:
 		common_flags.show_helpers = true;

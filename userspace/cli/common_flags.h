@@ -21,6 +21,7 @@ enum common_flag {
 	COMMON_SHOW_HELPERS = 1 << 6, /* --show-helpers */
 	COMMON_FORCE = 1 << 7,	      /* --force: out_file_allow_shared() */
 	COMMON_GPU_FILE = 1 << 8,     /* --gpu=FILE */
+	COMMON_NO_LEGEND = 1 << 9,    /* --no-legend */
 };
 
 /* What the command line gave; -v counts in verbose, --force in common/outfile.c. */
@@ -31,6 +32,7 @@ struct common_flags {
 	bool json;
 	bool wide;
 	bool show_helpers;
+	bool no_legend;	      /* tables without the # lines that explain them */
 	const char *gpu_file; /* an OPTRACE_GPU_FILE to merge in */
 };
 

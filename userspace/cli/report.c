@@ -252,7 +252,7 @@ int cmd_report(int argc, char **argv)
 {
 	const struct argp_child children[] = {
 		{ common_flags_argp(COMMON_JSON | COMMON_WIDE | COMMON_SHOW_HELPERS | COMMON_FORCE |
-				    COMMON_GPU_FILE),
+				    COMMON_GPU_FILE | COMMON_NO_LEGEND),
 		  0, NULL, 0 },
 		{},
 	};
@@ -273,6 +273,7 @@ int cmd_report(int argc, char **argv)
 		return EXIT_USAGE;
 	env.print.json = common_flags.json;
 	env.print.show_helpers = common_flags.show_helpers || env.internal;
+	env.print.no_legends = common_flags.no_legend;
 	if (env.output) {
 		const char *inputs[REPLAY_SOURCES_MAX + 1];
 		int fd;

@@ -252,6 +252,8 @@ static int run(int argc, char **argv, const struct argp *argp)
 		return EXIT_USAGE;
 	env.print.json = common_flags.json;
 	env.print.show_helpers = common_flags.show_helpers;
+	/* -q: the tables alone, an interval after another (issue 43) */
+	env.print.no_legends = common_flags.no_legend || common_flags.quiet;
 	if (env.top && !env.interval_ms)
 		env.interval_ms = 1000;
 	env.out = stdout;
@@ -348,7 +350,8 @@ int cmd_stat(int argc, char **argv)
 {
 	const struct argp_child children[] = {
 		{ common_flags_argp(COMMON_QUIET | COMMON_VERBOSE | COMMON_DURATION | COMMON_CUDA |
-				    COMMON_JSON | COMMON_WIDE | COMMON_SHOW_HELPERS | COMMON_FORCE),
+				    COMMON_JSON | COMMON_WIDE | COMMON_SHOW_HELPERS | COMMON_FORCE |
+				    COMMON_NO_LEGEND),
 		  0, NULL, 0 },
 		{ &tracer_argp, 0, "Targets:", 1 },
 		{},
