@@ -14,11 +14,17 @@ _optrace_pids()
 	done
 }
 
+# Each long flag once: "--name=" where it takes a value, else "--name".
 _optrace_flags()
 {
-	"$1" "$2" --help 2>/dev/null | grep -o -- '--[a-z][a-z-]*\(=[A-Z]*\)\?' |
-		sed 's/=.*/=/' | sort -u
-	printf '%s\n' -h --help
+	{
+		printf '%s\n' -h --help
+		"$1" "$2" --help 2>/dev/null | grep -o -- '--[a-z][a-z-]*\(=[A-Z]*\)\?' |
+			sed 's/=.*/=/'
+	} | awk '{ name = $0; sub(/=$/, "", name)
+		   if (!(name in flag)) { order[++count] = name; flag[name] = $0 }
+		   else if ($0 ~ /=$/) flag[name] = $0 }
+		 END { for (i = 1; i <= count; i++) print flag[order[i]] }'
 }
 
 _optrace()
@@ -26,10 +32,16 @@ _optrace()
 	local cur prev words cword command i
 	_init_completion -n = || return
 
+	# after --, the traced command and its words, completed as that command's
+	for ((i = 1; i < cword; i++)); do
+		if [[ ${words[i]} == -- ]]; then
+			_command_offset $((i + 1))
+			return
+		fi
+	done
 	command=
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
-		--) return ;; # the traced command's own words: left to bash
 		-*) ;;
 		*)
 			command=${words[i]}
@@ -59,7 +71,7 @@ _optrace()
 		_filedir
 		return
 		;;
-	-d | --duration | --ringbuf | --retention | --legion-version | --listen | -T)
+	-d | --duration | --ringbuf | --retention | --legion-version | --listen | --stuck)
 		return
 		;;
 	esac

@@ -89,12 +89,27 @@ class TestInstall(unittest.TestCase):
         self.assertEqual(self.complete("optrace rec"), ["record"])
         self.assertIn("--ringbuf=", self.complete("optrace record --ring"))
         self.assertIn("--show-helpers", self.complete("optrace export --show"))
+        # each flag once, with "=" where it takes a value (issue 43)
+        flags = self.complete("optrace serve --")
+        self.assertEqual(len(flags), len(set(flags)), flags)
+        self.assertIn("--listen=", flags)
+        self.assertNotIn("--listen", flags)
+        self.assertEqual(flags.count("--help"), 1, flags)
+        # -T takes no value: the next word is a flag or an interval
+        self.assertIn("--json", self.complete("optrace stat -T --js"))
+        # after --, the traced command's own completion: here, a command name
+        self.assertIn("sleep", self.complete("optrace stat -- slee"))
         demo = subprocess.Popen([os.path.join(BUILD, "bin", "optrace-demo"), "--forever",
                                  "--pause", "50", "-q", "--truth", "/dev/null"])
         try:
             import time
-            time.sleep(0.5)  # past its start: it maps liboptrace
-            self.assertIn(str(demo.pid), self.complete("optrace stat -p "))
+            offered = []
+            for _ in range(600):  # however long its start takes: it maps liboptrace then
+                offered = self.complete("optrace stat -p ")
+                if str(demo.pid) in offered:
+                    break
+                time.sleep(0.1)
+            self.assertIn(str(demo.pid), offered)
         finally:
             demo.kill()
             demo.wait()
