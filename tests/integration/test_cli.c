@@ -52,10 +52,33 @@ static pid_t other_thread(pid_t pid)
 	return tid;
 }
 
+/*
+ * No word left alone at column 0 by argp's wrapping (issue 43): a usage line or
+ * an example that did not fit goes on unindented under it.
+ */
+static void assert_no_orphans(const char *command, const char *text)
+{
+	const char *line = text, *previous = "";
+
+	while (*line) {
+		const char *end = strchr(line, '\n');
+		size_t length = end ? (size_t)(end - line) : strlen(line);
+
+		if (length && line[0] != ' ' && line[length - 1] != ':' &&
+		    (!strncmp(previous, "    ", 4) || !strncmp(previous, "USAGE", 5)))
+			ck_abort_msg("%s --help: \"%.*s\" is left alone under \"%.*s\"", command,
+				     (int)length, line, (int)(line - previous - 1), previous);
+		previous = line;
+		if (!end)
+			break;
+		line = end + 1;
+	}
+}
+
 START_TEST(test_help_everywhere)
 {
-	static const char *const commands[] = { "list",	  "stat",   "top",   "record",
-						"report", "export", "serve", NULL };
+	static const char *const commands[] = { "list",	  "stat",  "top",  "record", "report",
+						"export", "serve", "dump", NULL };
 	char *out = test_path("help.txt"), *text;
 
 	for (int i = 0; commands[i]; i++) {
@@ -64,6 +87,7 @@ START_TEST(test_help_everywhere)
 		ck_assert_int_eq(run_command(argv, out, NULL, 30), 0);
 		text = read_file(out);
 		ck_assert_msg(strstr(text, "Usage: optrace "), "%s -h:\n%s", commands[i], text);
+		assert_no_orphans(commands[i], text);
 		free(text);
 	}
 	free(out);

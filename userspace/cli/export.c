@@ -43,15 +43,13 @@ static const char doc[] =
 	"       optrace export --legion -o DIR CAPTURE...\n"
 	"\n"
 	"EXAMPLES:\n"
-	"    optrace export --chrome -o trace.json optrace.capture   # open in ui.perfetto.dev\n"
-	"    optrace export --perfetto -o trace.pftrace long.capture # smaller, for long ones\n"
+	"    optrace export --chrome -o t.json run.capture      # for ui.perfetto.dev\n"
+	"    optrace export --perfetto -o t.pftrace run.capture # smaller, long runs\n"
 	"    optrace export --chrome --show-helpers -o t.json run.capture\n"
-	"    optrace export --legion -o prof run.capture   # then: legion_prof view "
-	"prof/prof_*.gz\n"
+	"    optrace export --legion -o prof run.capture  # legion_prof view prof/*.gz\n"
 	"    optrace export --chrome -o job.json run.*.capture  # a job's nodes, merged\n"
-	"    optrace export --chrome -o t.json --gpu gpu.bin run.capture  # with "
-	"OPTRACE_GPU_FILE's\n"
-	"    optrace export --chrome -o t.json gpu.bin     # GPU activity alone (no eBPF there)\n";
+	"    optrace export --chrome -o t.json --gpu gpu.bin run.capture  # + GPU file\n"
+	"    optrace export --chrome -o t.json gpu.bin    # GPU activity alone, no eBPF\n";
 
 enum {
 	OPT_CHROME = 0x100,

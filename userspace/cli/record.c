@@ -86,13 +86,14 @@ static const char doc[] =
 	"Record every operation, task and wait of live runtimes into a capture file,\n"
 	"for `optrace report` and `optrace export`.\n"
 	"\n"
-	"USAGE: optrace record [-p PID]... [-a] [-o FILE] [-d TIME] [-- COMMAND [ARGS...]]\n"
+	"USAGE: optrace record [-p PID]... [-a] [-o FILE] [-d TIME]\n"
+	"                      [-- COMMAND [ARGS...]]\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    optrace record -o run.capture -- ./app     # a command and its children\n"
 	"    optrace record -p 1234 -d 10               # 10 s of a live process\n"
 	"    optrace record --cuda -o gpu.capture -- ./app  # with its GPU kernels\n"
-	"    optrace record --cuda -p 1234 -d 10        # loads the GPU collector into it\n"
+	"    optrace record --cuda -p 1234 -d 10        # loads the GPU collector too\n"
 	"    optrace report run.capture                 # then: the profile as text\n"
 	"    optrace export --legion -o prof run.capture  # and for Legion Prof\n";
 

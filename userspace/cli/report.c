@@ -47,10 +47,9 @@ static const char doc[] =
 	"    optrace report --show-helpers run.capture  # with nested operations\n"
 	"    optrace report --json -o run.json run.capture\n"
 	"    optrace report run.node1.capture run.node2.capture  # a job, merged\n"
-	"    optrace report --gpu gpu.bin run.capture   # with an OPTRACE_GPU_FILE's kernels\n"
-	"    optrace report gpu.bin                     # GPU activity alone (no eBPF there)\n"
-	"    optrace report --dump run.capture          # the file's chunks, for "
-	"debugging\n";
+	"    optrace report --gpu gpu.bin run.capture   # with an OPTRACE_GPU_FILE's\n"
+	"    optrace report gpu.bin                     # GPU activity alone, no eBPF\n"
+	"    optrace report --dump run.capture          # the file's chunks, to debug\n";
 
 enum {
 	OPT_DUMP = 0x100,

@@ -78,7 +78,7 @@ static const char doc[] =
 	"\n"
 	"EXAMPLES:\n"
 	"    optrace serve                           # -a, on 127.0.0.1:9464\n"
-	"    optrace serve --listen :9464 --web-config /etc/optrace/web.yml  # TLS, basic auth\n"
+	"    optrace serve --listen :9464 --web-config web.yml  # TLS, basic auth\n"
 	"    optrace serve -p 1234 --listen 10.0.0.5:9500 --retention 60\n"
 	"    optrace serve --cuda -p 1234            # GPU time per operation too\n"
 	"    curl -s localhost:9464/metrics          # what Prometheus reads\n";
