@@ -300,8 +300,13 @@ uint64_t optrace_task_launch(uint64_t op, const char *task_name, uint32_t points
 	struct optrace_thread_view *view = optrace_view_of(t);
 	uint64_t task, root = op;
 
-	if (!optrace_any_armed())
-		return 0;
+	if (!optrace_any_armed()) {
+		/* An id of its own kind, its name kept: dump names a stuck task of a job never
+		 * traced. */
+		task = next_id(&t->tasks, &next_task_block) | OPTRACE_TASK_UNTRACED;
+		remember_task(task, task_name, NULL);
+		return task;
+	}
 	if (view->depth)
 		root = view->ops[0].op;
 	task = next_id(&t->tasks, &next_task_block);
@@ -380,16 +385,23 @@ void optrace_task_begin(uint64_t task, uint32_t point, int variant, uint32_t pro
 		return task_begin_first(task, point, variant, processor);
 	running = free_point(optrace_thread.view);
 
-	/* Kept untraced too, for dump: a task launched untraced has id 0; a
-	 * point begun untraced reads no clock and looks no name up. */
+	/* Kept untraced too, for dump: a point begun untraced reads no clock,
+	 * and looks its name up only if its task was launched untraced. */
 	running->task = task;
 	running->point = point;
 	running->variant = (uint8_t)variant;
 	running->processor = processor;
 	running->name = 0;
 	running->begin_ns = 0;
+	if (task & OPTRACE_TASK_UNTRACED) {
+		const char *name, *root_name;
+
+		recall_task(task, &name, &root_name);
+		running->name = (uintptr_t)name;
+	}
 	running->used = 1;
-	if (task && optrace_any_armed())
+	/* A task launched untraced stays so: its launch is in no tracer's view. */
+	if (task && !(task & OPTRACE_TASK_UNTRACED) && optrace_any_armed())
 		task_begin_traced(running, task, point, variant, processor);
 }
 
@@ -426,7 +438,7 @@ static OPTRACE_TRACED void task_end_traced(uint64_t task, uint32_t point, int st
 void optrace_task_end(uint64_t task, uint32_t point, int status)
 {
 	point_ended(optrace_thread.view, task, point);
-	if (task && optrace_any_armed())
+	if (task && !(task & OPTRACE_TASK_UNTRACED) && optrace_any_armed())
 		task_end_traced(task, point, status);
 }
 

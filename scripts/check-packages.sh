@@ -35,6 +35,29 @@ files=()
 for package in "${packages[@]}"; do
 	files+=("$(ls "$deb_dir"/"${package}"_*.deb)")
 done
+
+# A compute node: the library and its headers alone, without the tool (issue 43).
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	"$PWD/$(ls "$deb_dir"/liboptrace1_*.deb)" "$PWD/$(ls "$deb_dir"/liboptrace-dev_*.deb)" \
+	>/dev/null
+check "liboptrace1 and liboptrace-dev install without optrace" sh -c \
+	'! dpkg -s optrace >/dev/null 2>&1 && [ ! -e /usr/bin/optrace ]'
+work=$(mktemp -d)
+cat >"$work/app.c" <<'EOF_APP'
+#include <optrace/optrace.h>
+
+int main(void)
+{
+	uint64_t op = optrace_op_begin("app.step", OPTRACE_CALLSITE);
+
+	optrace_op_end(op, OPTRACE_STATUS_OK);
+	return optrace_enabled();
+}
+EOF_APP
+check "a program builds with pkg-config and runs against liboptrace1 alone" sh -c \
+	"export PKG_CONFIG_LIBDIR=/usr/lib/pkgconfig; cc -o $work/app $work/app.c \$(pkg-config --cflags --libs optrace) && $work/app"
+rm -rf "$work"
+
 # apt pulls their dependencies from the archive (or finds them installed).
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	"${files[@]/#/$PWD/}" >/dev/null

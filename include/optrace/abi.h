@@ -78,6 +78,12 @@ enum optrace_wait_kind {
 	OPTRACE_WAIT__COUNT
 };
 
+/*
+ * A task id that task_launch gave while no tracer was attached: no tracer saw
+ * its launch (a thread view names its points all the same).
+ */
+#define OPTRACE_TASK_UNTRACED (1ull << 63)
+
 /* How an operation or a task ended (op_end and task_end, argument 2). */
 enum optrace_status { OPTRACE_STATUS_OK = 0, OPTRACE_STATUS_ERROR = 1, OPTRACE_STATUS__COUNT };
 

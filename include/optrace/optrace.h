@@ -72,8 +72,10 @@ void optrace_op_fallback(uint64_t op, int reason, const char *detail);
 
 /*
  * A task of operation op is submitted with points parallel points; returns
- * the task's id, or 0 while no tracer is attached. Call it on the thread that
- * began op: the root op id comes from that thread's stack.
+ * the task's id, for its points' task_begin and task_end. While no tracer is
+ * attached it has OPTRACE_TASK_UNTRACED set, and only its name is kept (for
+ * optrace dump). Call it on the thread that began op: the root op id comes
+ * from that thread's stack.
  */
 uint64_t optrace_task_launch(uint64_t op, const char *task_name, uint32_t points);
 

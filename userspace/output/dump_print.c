@@ -66,9 +66,13 @@ static void print_op(FILE *out, const struct process_view *view, const struct vi
 {
 	char name[VIEW_TEXT_MAX], site[VIEW_TEXT_MAX], mode[64] = "", age[96];
 
-	if (op->mode >= 0)
+	/* "fallback", not "fallback:fallback": the reason only where it says more */
+	if (op->mode >= 0 &&
+	    strcmp(optrace_mode_name(op->mode), optrace_mode_reason_name(op->reason)))
 		snprintf(mode, sizeof(mode), " %s:%s,", optrace_mode_name(op->mode),
 			 optrace_mode_reason_name(op->reason));
+	else if (op->mode >= 0)
+		snprintf(mode, sizeof(mode), " %s,", optrace_mode_name(op->mode));
 	put_line(out, width, 4 + 2 * (int)depth, "%s%s%s:%s %s",
 		 printable_text(op->name, name, sizeof(name)), op->callsite[0] ? " @ " : "",
 		 printable_text(op->callsite, site, sizeof(site)), mode,
@@ -83,13 +87,12 @@ static void print_point(FILE *out, const struct process_view *view, const struct
 	if (p->name[0])
 		snprintf(task, sizeof(task), "task %s point %u",
 			 printable_text(p->name, name, sizeof(name)), p->point);
-	else if (p->task)
+	else if (p->task && !(p->task & OPTRACE_TASK_UNTRACED))
 		snprintf(task, sizeof(task), "task %" PRIu64 " point %u", p->task, p->point);
 	else
 		snprintf(task, sizeof(task), "task point %u (launched untraced)", p->point);
-	put_line(out, width, 4, "%s: %s on processor %u, %s", task,
-		 optrace_variant_name(p->variant), p->processor,
-		 age_phrase(view, p->begin_ns, "running", age, sizeof(age)));
+	put_line(out, width, 4, "%s on %s processor %u, %s", task, optrace_variant_name(p->variant),
+		 p->processor, age_phrase(view, p->begin_ns, "running", age, sizeof(age)));
 }
 
 static void print_thread(FILE *out, const struct process_view *view,
@@ -184,7 +187,12 @@ static void json_thread(FILE *out, const struct process_view *view,
 	for (size_t i = 0; i < thread->point_count; i++) {
 		const struct view_point *p = &thread->points[i];
 
-		fprintf(out, "%s{\"task\": %" PRIu64 ", \"name\": ", i ? ", " : "", p->task);
+		/* a task launched untraced: no tracer knows its id */
+		if (p->task && !(p->task & OPTRACE_TASK_UNTRACED))
+			fprintf(out, "%s{\"task\": %" PRIu64 ", \"name\": ", i ? ", " : "",
+				p->task);
+		else
+			fprintf(out, "%s{\"task\": null, \"name\": ", i ? ", " : "");
 		if (p->name[0])
 			json_string(out, p->name);
 		else
