@@ -612,10 +612,13 @@ MAN_PAGES := $(MAN_DIR)/optrace.8 $(patsubst %,$(MAN_DIR)/optrace-%.8,$(COMMANDS
 $(MAN_DIR):
 	$(Q)mkdir -p $@
 
-$(MAN_DIR)/optrace.8: docs/optrace.md | $(MAN_DIR) $(DEPS_STAMP)
+# For a terminal of 80 columns: tables as lists, examples indented once, no
+# hyphenation (metric names stay whole): packaging/man-tables.lua.
+$(MAN_DIR)/optrace.8: docs/optrace.md packaging/man-tables.lua | $(MAN_DIR) $(DEPS_STAMP)
 	$(call msg,MAN,$@)
 	$(Q)pandoc -s -t man --shift-heading-level-by=-1 -M title=OPTRACE -M section=8 \
-		-M footer='optrace $(VERSION)' -M header='System Administration Utilities' $< -o $@
+		-M footer='optrace $(VERSION)' -M header='System Administration Utilities' \
+		-V header-includes=.nh --lua-filter=packaging/man-tables.lua $< -o $@
 
 $(MAN_DIR)/optrace-%.8: $(OPTRACE) packaging/see-also.h2m | $(MAN_DIR) $(DEPS_STAMP)
 	$(call msg,MAN,$@)

@@ -70,6 +70,18 @@ class TestInstall(unittest.TestCase):
                              text=True, env=dict(env, MANWIDTH="80", MANPAGER="cat"))
         self.assertIn("--ringbuf", out.stdout)
         self.assertIn("optrace(8)", out.stdout)
+        # every page fits a terminal of 80 columns, metric names whole (issue 43)
+        for page in ["optrace"] + ["optrace-" + c for c in
+                                   ("list", "stat", "top", "record", "report", "export",
+                                    "serve", "dump")]:
+            out = subprocess.run(["man", "-M", man, "8", page], capture_output=True,
+                                 text=True, env=dict(env, MANWIDTH="80", MANPAGER="cat"))
+            self.assertEqual(out.returncode, 0, page + ": " + out.stderr)
+            wide = [line for line in out.stdout.split("\n") if len(line) > 80]
+            self.assertEqual(wide, [], page)
+            if page == "optrace":
+                self.assertIn("optrace_operations_total\n", out.stdout)
+                self.assertNotIn("\u2010\n", out.stdout)  # no word hyphenated at a line's end
 
     def complete(self, line):
         """What bash completes for line, with bash-completion and optrace's completion."""
