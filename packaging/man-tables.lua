@@ -2,7 +2,7 @@
 -- pandoc filter for optrace(8), for a terminal of 80 columns: it holds no wide table,
 -- so each table becomes a list (its first column the term, the others its
 -- text, each after its column's name); a link to another document of docs/
--- names where the packages install it.
+-- names where the Debian packages install it.
 
 local function cell_inlines(blocks)
   return pandoc.utils.blocks_to_inlines(blocks, { pandoc.Space() })
@@ -34,10 +34,12 @@ end
 function Link(link)
   local document = link.target:match("^([%w_-]+%.md)")
   if document then
-    local text = pandoc.List(link.content)
-    if pandoc.utils.stringify(link.content) ~= document then
-      text:extend({ pandoc.Space(), pandoc.Str("(" .. document .. ")") })
+    local path = "/usr/share/doc/optrace/" .. document
+    if pandoc.utils.stringify(link.content) == document then
+      return pandoc.Str(path)
     end
+    local text = pandoc.List(link.content)
+    text:extend({ pandoc.Space(), pandoc.Str("(" .. path .. ")") })
     return text
   end
 end
