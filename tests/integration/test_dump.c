@@ -9,10 +9,13 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -204,6 +207,60 @@ static void assert_stall(const struct jv *process, bool traced)
 	ck_assert(jv_number(jv_get(process, "oldest_open_seconds"), "task_point") > 0);
 }
 
+/* A copy of optrace that any user may run: the suite's folder may be root's alone. */
+static void copy_executable(const char *from, const char *to)
+{
+	char buffer[65536];
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	ssize_t got;
+
+	ck_assert_int_ge(in, 0);
+	ck_assert_int_ge(out, 0);
+	while ((got = read(in, buffer, sizeof(buffer))) > 0)
+		ck_assert_int_eq(write(out, buffer, (size_t)got), got);
+	close(in);
+	close(out);
+}
+
+/* dump -a as a user who can read no runtime: says so and fails, not silence (issue 43). */
+START_TEST(test_dump_all_as_another_user)
+{
+	char folder[] = "/tmp/optrace-dump-user.XXXXXX", program[64], *err = test_path("user.err");
+	char *text;
+	pid_t demo, child;
+	int status, err_fd;
+
+	NEED_BPF();
+	ck_assert_ptr_nonnull(mkdtemp(folder));
+	ck_assert_int_eq(chmod(folder, 0755), 0);
+	snprintf(program, sizeof(program), "%s/optrace", folder);
+	copy_executable(OPTRACE, program);
+	demo = start_demo_forever("stats"); /* root's: not the user's to read */
+	err_fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(err_fd, 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		if (dup2(err_fd, STDERR_FILENO) < 0 || setgroups(0, NULL) || setgid(65534) ||
+		    setuid(65534))
+			_exit(126);
+		execl(program, "optrace", "dump", "-a", (char *)NULL);
+		_exit(127);
+	}
+	close(err_fd);
+	status = reap_within(child, 0, 60);
+	reap_within(demo, SIGTERM, 10);
+	text = read_file(err);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d: %s", status, text);
+	ck_assert_msg(strstr(text, "as root"), "%s", text);
+	free(text);
+	free(err);
+	unlink(program);
+	rmdir(folder);
+}
+END_TEST
+
 /* kill PID ends a stalled demo: SIGTERM lets its stalled point go on (issue 43). */
 START_TEST(test_hang_ends_on_sigterm)
 {
@@ -384,6 +441,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, test_dir_setup, test_dir_teardown);
 	tcase_add_test(tc, test_dump_stuck_process_never_traced);
 	tcase_add_test(tc, test_hang_ends_on_sigterm);
+	tcase_add_test(tc, test_dump_all_as_another_user);
 	tcase_add_test(tc, test_dump_stuck_process_traced);
 	tcase_add_test(tc, test_dump_hostile_views);
 	tcase_add_test(tc, test_dump_refuses_clearly);

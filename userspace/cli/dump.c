@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/common_flags.h"
@@ -138,9 +139,18 @@ int cmd_dump(int argc, char **argv)
 		return 2;
 	if (env.all)
 		for_each_liboptrace_process(add_found, NULL);
-	/* -a on a node with no runtime: nothing to show, which is no failure */
-	if (env.all && !env.pid_count && !common_flags.json)
+	/*
+	 * -a on a node with no runtime: nothing to show, which is no failure; but
+	 * a user other than root sees only the processes it may read: nothing
+	 * found then is not an answer (issue 43).
+	 */
+	if (env.all && !env.pid_count && geteuid() != 0) {
+		diag("found no process that maps liboptrace and that this user may read: as root, "
+		     "dump -a sees every user's");
+		failed++;
+	} else if (env.all && !env.pid_count && !common_flags.json) {
 		diag("no process maps liboptrace now");
+	}
 	print.width = text_output_width(stdout, common_flags.wide || common_flags.json);
 	print.idle_threads = env.idle;
 	if (common_flags.json)
