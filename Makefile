@@ -179,7 +179,7 @@ $(LIBOPTRACE_STARPU): $(STARPU_LIB_SRCS) $(wildcard adapters/starpu/*.h) $(LIBOP
 	$(call msg,LIB,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(STARPU_CFLAGS) -fvisibility=hidden -shared -o $@ \
 		$(STARPU_LIB_SRCS) -L$(LIB_DIR) -loptrace $(STARPU_LIBS) -ldl \
-		-Wl,-rpath,'$$ORIGIN'
+		-Wl,-soname,liboptrace-starpu.so -Wl,-rpath,'$$ORIGIN'
 $(OUTPUT)/tests/starpu_two_variants: adapters/starpu/two_variants.c $(LIBOPTRACE) | $(OUTPUT)/tests $(DEPS_STAMP)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(STARPU_CFLAGS) -o $@ $< $(LINK_OPTRACE) $(STARPU_LIBS) -lOpenCL
@@ -607,7 +607,8 @@ lint: | $(DEPS_STAMP)
 # --help (help2man), its one-line summary from `optrace --help`.
 MAN_DIR := $(OUTPUT)/man
 COMMANDS := list stat top record report export serve dump
-MAN_PAGES := $(MAN_DIR)/optrace.8 $(patsubst %,$(MAN_DIR)/optrace-%.8,$(COMMANDS))
+MAN_PAGES := $(MAN_DIR)/optrace.8 $(patsubst %,$(MAN_DIR)/optrace-%.8,$(COMMANDS)) \
+	$(MAN_DIR)/optrace-demo.8
 
 $(MAN_DIR):
 	$(Q)mkdir -p $@
@@ -626,6 +627,12 @@ $(MAN_DIR)/optrace-%.8: $(OPTRACE) packaging/see-also.h2m | $(MAN_DIR) $(DEPS_ST
 		-n "$$($(OPTRACE) --help | sed -n 's/^  $* *//p')" '$(OPTRACE) $*' | \
 		sed -e '/^\.TH /s/^\.TH OPTRACE /.TH OPTRACE-$(shell echo $* | tr a-z A-Z) /' \
 			-e 's/^optrace $* \\-/optrace-$* \\-/' > $@
+
+# optrace-demo(8), the demo runtime, from its --help.
+$(MAN_DIR)/optrace-demo.8: $(DEMO) packaging/see-also.h2m | $(MAN_DIR) $(DEPS_STAMP)
+	$(call msg,MAN,$@)
+	$(Q)help2man -N -s 8 --version-string=$(VERSION) -I packaging/see-also.h2m \
+		-n "the demo array runtime that optrace traces" '$(DEMO)' > $@
 
 man: $(MAN_PAGES)
 

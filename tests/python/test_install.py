@@ -73,7 +73,7 @@ class TestInstall(unittest.TestCase):
         # every page fits a terminal of 80 columns, metric names whole (issue 43)
         for page in ["optrace"] + ["optrace-" + c for c in
                                    ("list", "stat", "top", "record", "report", "export",
-                                    "serve", "dump")]:
+                                    "serve", "dump", "demo")]:
             out = subprocess.run(["man", "-M", man, "8", page], capture_output=True,
                                  text=True, env=dict(env, MANWIDTH="80", MANPAGER="cat"))
             self.assertEqual(out.returncode, 0, page + ": " + out.stderr)
