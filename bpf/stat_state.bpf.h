@@ -108,14 +108,16 @@ struct {
 } runs SEC(".maps");
 
 /*
- * The aggregates' rows are allocated as they come (BPF_F_NO_PREALLOC): a
- * preallocated map of 16384 per-CPU rows took 30 ms of the start-up each,
- * and a row is created once per key, not per event. The per-thread maps
- * stay preallocated (an LRU map must be).
+ * The operations' rows are preallocated: a runtime's first batches make
+ * hundreds of new rows at once, and rows allocated as they come then fail
+ * for a moment (the kernel refills its per-CPU caches of them from a
+ * deferred work item), lost as "map full". The other aggregates' rows,
+ * rarer, are allocated as they come (BPF_F_NO_PREALLOC): a preallocated map
+ * of 16384 per-CPU rows takes about 30 ms of the start-up. The per-thread
+ * maps stay preallocated (an LRU map must be).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, MAX_OPS);
 	__type(key, struct op_key);
 	__type(value, struct latency);
