@@ -138,7 +138,6 @@ $(PY_MODULE): $(PY_SRCS) $(wildcard python/*.h include/optrace/*.h) $(LIBOPTRACE
 TORCH ?= auto
 TORCH_HEADER := $(if $(filter no,$(TORCH)),,$(wildcard /usr/include/ATen/record_function.h))
 ifneq ($(TORCH_HEADER),)
-CXX ?= g++
 PY_TORCH := $(PY_PKG_DIR)/_torch$(PY_EXT_SUFFIX)
 TORCH_DIR := $(OUTPUT)/adapters/torch
 # -DNDEBUG as Debian's release libtorch was built: its headers' inline code must match.

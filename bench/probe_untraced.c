@@ -100,6 +100,18 @@ static void task_begin_end(long n)
 	}
 }
 
+/* A task as a runtime submits and runs it: untraced, the launch keeps its name for dump. */
+static void task_launch_run(long n)
+{
+	for (long i = 0; i < n; i++) {
+		uint64_t task = optrace_task_launch(0, "bench.task", 1);
+
+		optrace_task_begin(task, 0, OPTRACE_VARIANT_CPU, 0);
+		barrier();
+		optrace_task_end(task, 0, OPTRACE_STATUS_OK);
+	}
+}
+
 static void enabled(long n)
 {
 	for (long i = 0; i < n; i++) {
@@ -138,6 +150,7 @@ int main(int argc, char **argv)
 		{ "op_begin+op_end", op_begin_end, 2 },
 		{ "op_mode", op_mode, 1 },
 		{ "task_begin+task_end", task_begin_end, 2 },
+		{ "task_launch+begin+end", task_launch_run, 3 },
 		{ "optrace_enabled", enabled, 1 },
 	};
 	double base, base_worst;

@@ -147,12 +147,7 @@ struct {
 	__type(value, struct latency);
 } wait_stats SEC(".maps");
 
-/*
- * Preallocated: a runtime's first batches name hundreds of new strings at
- * once, and rows allocated as they come then fail for a moment (the
- * kernel refills its per-CPU caches of them from a deferred work item):
- * events lost as "map full". One copy of each, not per CPU: a few ms.
- */
+/* Preallocated as op_stats is, for the same bursts; one copy of each, not per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_OPS);

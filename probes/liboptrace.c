@@ -401,7 +401,7 @@ void optrace_task_begin(uint64_t task, uint32_t point, int variant, uint32_t pro
 	}
 	running->used = 1;
 	/* A task launched untraced stays so: its launch is in no tracer's view. */
-	if (task && !(task & OPTRACE_TASK_UNTRACED) && optrace_any_armed())
+	if (optrace_task_traced(task) && optrace_any_armed())
 		task_begin_traced(running, task, point, variant, processor);
 }
 
@@ -438,7 +438,7 @@ static OPTRACE_TRACED void task_end_traced(uint64_t task, uint32_t point, int st
 void optrace_task_end(uint64_t task, uint32_t point, int status)
 {
 	point_ended(optrace_thread.view, task, point);
-	if (task && !(task & OPTRACE_TASK_UNTRACED) && optrace_any_armed())
+	if (optrace_task_traced(task) && optrace_any_armed())
 		task_end_traced(task, point, status);
 }
 

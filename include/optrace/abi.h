@@ -84,6 +84,12 @@ enum optrace_wait_kind {
  */
 #define OPTRACE_TASK_UNTRACED (1ull << 63)
 
+/* Whether a tracer saw task's launch: not 0 (older libraries' untraced id), nor untraced. */
+static inline int optrace_task_traced(uint64_t task)
+{
+	return task && !(task & OPTRACE_TASK_UNTRACED);
+}
+
 /* How an operation or a task ended (op_end and task_end, argument 2). */
 enum optrace_status { OPTRACE_STATUS_OK = 0, OPTRACE_STATUS_ERROR = 1, OPTRACE_STATUS__COUNT };
 

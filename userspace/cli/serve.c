@@ -158,11 +158,14 @@ static bool exited(void *ctx, __u32 tgid)
 static bool oldest_open(void *ctx, __u32 tgid, uint64_t *op_ns, uint64_t *point_ns)
 {
 	struct process_view view;
+	struct view_oldest oldest;
 
 	(void)ctx;
 	if (view_read_process((pid_t)tgid, &view, VIEW_READ_AGES))
 		return false;
-	process_view_oldest(&view, op_ns, point_ns);
+	process_view_oldest(&view, &oldest);
+	*op_ns = oldest.op_ns;
+	*point_ns = oldest.point_ns;
 	process_view_free(&view);
 	return true;
 }

@@ -87,7 +87,7 @@ static void print_point(FILE *out, const struct process_view *view, const struct
 	if (p->name[0])
 		snprintf(task, sizeof(task), "task %s point %u",
 			 printable_text(p->name, name, sizeof(name)), p->point);
-	else if (p->task && !(p->task & OPTRACE_TASK_UNTRACED))
+	else if (optrace_task_traced(p->task))
 		snprintf(task, sizeof(task), "task %" PRIu64 " point %u", p->task, p->point);
 	else
 		snprintf(task, sizeof(task), "task point %u (launched untraced)", p->point);
@@ -188,7 +188,7 @@ static void json_thread(FILE *out, const struct process_view *view,
 		const struct view_point *p = &thread->points[i];
 
 		/* a task launched untraced: no tracer knows its id */
-		if (p->task && !(p->task & OPTRACE_TASK_UNTRACED))
+		if (optrace_task_traced(p->task))
 			fprintf(out, "%s{\"task\": %" PRIu64 ", \"name\": ", i ? ", " : "",
 				p->task);
 		else
@@ -226,10 +226,9 @@ static void json_seconds_or_null(FILE *out, uint64_t ns, bool unknown)
 
 void dump_print_json(FILE *out, const struct process_view *view)
 {
-	uint64_t op_age, point_age;
-	bool ops_unknown, points_unknown;
+	struct view_oldest oldest;
 
-	process_view_oldest(view, &op_age, &point_age);
+	process_view_oldest(view, &oldest);
 	fprintf(out, "{\"pid\": %d, \"command\": ", view->pid);
 	json_string(out, view->comm);
 	if (view->rank >= 0)
@@ -237,11 +236,10 @@ void dump_print_json(FILE *out, const struct process_view *view)
 	else
 		fputs(", \"rank\": null, \"rank_count\": null", out);
 	/* One open since before any tracer has no age: the oldest is not known then. */
-	process_view_ages_unknown(view, &ops_unknown, &points_unknown);
 	fputs(", \"oldest_open_seconds\": {\"operation\": ", out);
-	json_seconds_or_null(out, op_age, ops_unknown);
+	json_seconds_or_null(out, oldest.op_ns, oldest.op_unknown);
 	fputs(", \"task_point\": ", out);
-	json_seconds_or_null(out, point_age, points_unknown);
+	json_seconds_or_null(out, oldest.point_ns, oldest.point_unknown);
 	fprintf(out, "}, \"rejected_views\": %u, \"threads\": [", view->rejected);
 	for (size_t t = 0; t < view->thread_count; t++) {
 		fputs(t ? ", " : "", out);

@@ -276,38 +276,29 @@ bool view_age(const struct process_view *view, uint64_t begin_ns, uint64_t *age_
 	return true;
 }
 
-bool process_view_ages_unknown(const struct process_view *view, bool *ops, bool *points)
+/* One open thing begun at begin_ns: its age into the oldest, or unknown. */
+static void note_age(const struct process_view *view, uint64_t begin_ns, uint64_t *oldest_ns,
+		     bool *unknown)
 {
 	uint64_t age;
 
-	*ops = *points = false;
+	if (!view_age(view, begin_ns, &age))
+		*unknown = true;
+	else if (age > *oldest_ns)
+		*oldest_ns = age;
+}
+
+void process_view_oldest(const struct process_view *view, struct view_oldest *oldest)
+{
+	*oldest = (struct view_oldest){ 0 };
 	for (size_t t = 0; t < view->thread_count; t++) {
 		const struct view_thread *thread = &view->threads[t];
 
 		for (size_t i = 0; i < thread->op_count; i++)
-			*ops |= !view_age(view, thread->ops[i].begin_ns, &age);
+			note_age(view, thread->ops[i].begin_ns, &oldest->op_ns,
+				 &oldest->op_unknown);
 		for (size_t i = 0; i < thread->point_count; i++)
-			*points |= !view_age(view, thread->points[i].begin_ns, &age);
-	}
-	return *ops || *points;
-}
-
-void process_view_oldest(const struct process_view *view, uint64_t *op_age_ns,
-			 uint64_t *point_age_ns)
-{
-	*op_age_ns = 0;
-	*point_age_ns = 0;
-	for (size_t t = 0; t < view->thread_count; t++) {
-		const struct view_thread *thread = &view->threads[t];
-		uint64_t age;
-
-		for (size_t i = 0; i < thread->op_count; i++) {
-			if (view_age(view, thread->ops[i].begin_ns, &age) && age > *op_age_ns)
-				*op_age_ns = age;
-		}
-		for (size_t i = 0; i < thread->point_count; i++) {
-			if (view_age(view, thread->points[i].begin_ns, &age) && age > *point_age_ns)
-				*point_age_ns = age;
-		}
+			note_age(view, thread->points[i].begin_ns, &oldest->point_ns,
+				 &oldest->point_unknown);
 	}
 }

@@ -81,11 +81,12 @@ bool view_thread_idle(const struct view_thread *thread);
 /* How long something begun at begin_ns has been open at the view's time; false: unknown. */
 bool view_age(const struct process_view *view, uint64_t begin_ns, uint64_t *age_ns);
 
-/* Whether an open operation (ops) or a running point (points) has no known age; either. */
-bool process_view_ages_unknown(const struct process_view *view, bool *ops, bool *points);
+/* The oldest ages of a process's open operations and running points. */
+struct view_oldest {
+	uint64_t op_ns, point_ns;	/* the oldest known age; 0 if none is known */
+	bool op_unknown, point_unknown; /* one open has no known age (begun untraced) */
+};
 
-/* The oldest age among the open operations and among the running points; 0 if none known. */
-void process_view_oldest(const struct process_view *view, uint64_t *op_age_ns,
-			 uint64_t *point_age_ns);
+void process_view_oldest(const struct process_view *view, struct view_oldest *oldest);
 
 #endif /* OPTRACE_VIEW_READ_H */
