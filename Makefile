@@ -538,7 +538,7 @@ $(OUTPUT)/bench/%: bench/%.c $(LIBOPTRACE) | $(OUTPUT)/bench
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_OPTRACE) -lpthread
 
 # probe_loop --arm finds the batch probe's semaphore in liboptrace's notes.
-PROBE_LOOP_OBJS := $(OUTPUT)/userspace/trace/usdt_notes.o
+PROBE_LOOP_OBJS := $(OUTPUT)/userspace/trace/usdt_notes.o $(OUTPUT)/userspace/trace/targets.o
 $(OUTPUT)/bench/probe_loop: bench/probe_loop.c $(PROBE_LOOP_OBJS) $(LIBOPTRACE) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Iuserspace -o $@ $< $(PROBE_LOOP_OBJS) $(LINK_OPTRACE) -lpthread \

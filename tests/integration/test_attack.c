@@ -10,6 +10,11 @@
  * change, each command either writes a regular file of root's at the
  * intended path or refuses with a sentence, and none hangs.
  *
+ * It also plays the traced process that covers the liboptrace it maps with a
+ * FIFO, in a mount namespace of its own: every command that reads that
+ * library ends with a sentence, none hangs, and serve still answers and
+ * stops on SIGTERM.
+ *
  * OPTRACE_UNDER_TEST names another optrace to attack (an older build).
  */
 #define _GNU_SOURCE
@@ -17,15 +22,20 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <optrace/abi.h>
 
+#include "http_get.h"
 #include "testlib.h"
 #include "bpf/events.h"
 #include "capture/capture.h"
@@ -429,10 +439,192 @@ START_TEST(test_legion_among_planted_logs)
 }
 END_TEST
 
+/* The file a process maps as liboptrace, as its /proc/PID/maps names it, into path. */
+static void mapped_liboptrace(pid_t pid, char *path, size_t size)
+{
+	char maps[64], line[4096];
+	FILE *file;
+
+	path[0] = '\0';
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	file = fopen(maps, "re");
+	ck_assert_ptr_nonnull(file);
+	while (!path[0] && fgets(line, sizeof(line), file)) {
+		char *name = strchr(line, '/');
+
+		if (name && strstr(name, "/liboptrace.so")) {
+			name[strcspn(name, "\n")] = '\0';
+			snprintf(path, size, "%s", name);
+		}
+	}
+	fclose(file);
+	ck_assert_msg(path[0], "process %d maps no liboptrace", pid);
+}
+
+/*
+ * The demo runtime in a mount namespace of its own, its liboptrace covered
+ * there by a FIFO once it runs: /proc/PID/maps still names the library's
+ * path, and that path, opened through /proc/PID/root, is the FIFO. No
+ * writer ever comes: whoever opens it to read without O_NONBLOCK waits for
+ * ever. The host's mounts do not change.
+ */
+static pid_t start_covered_runtime(char *library, size_t size)
+{
+	char *fifo = test_path("cover.fifo"), ns[64], comm[64], seen[PATH_MAX + 64];
+	struct stat st, ours;
+	pid_t pid, helper;
+	int status, ns_fd;
+
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+			_exit(126);
+		execl(DEMO, DEMO, "--forever", "-q", "--truth", "/dev/null", (char *)NULL);
+		_exit(127);
+	}
+	/* Until its exec the child is this test, which maps liboptrace too. */
+	snprintf(comm, sizeof(comm), "/proc/%d/comm", pid);
+	ck_assert_msg(wait_for_text(comm, "optrace-demo", pid, 120), "the demo did not start");
+	wait_started(pid);
+	mapped_liboptrace(pid, library, size);
+	/*
+	 * Into its namespace, as it would do it itself, to cover the file; never
+	 * into ours, where the FIFO would cover every user's liboptrace.
+	 */
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", pid);
+	ns_fd = open(ns, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(ns_fd, 0);
+	ck_assert_int_eq(fstat(ns_fd, &st), 0);
+	ck_assert_int_eq(stat("/proc/self/ns/mnt", &ours), 0);
+	ck_assert_msg(st.st_ino != ours.st_ino, "process %d shares this test's mount namespace",
+		      pid);
+	helper = fork();
+	ck_assert_int_ge(helper, 0);
+	if (helper == 0) {
+		if (setns(ns_fd, CLONE_NEWNS) || mount(fifo, library, NULL, MS_BIND, NULL))
+			_exit(1);
+		_exit(0);
+	}
+	close(ns_fd);
+	ck_assert_int_eq(waitpid(helper, &status, 0), helper);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "cannot cover %s with a FIFO in process %d's namespace", library, pid);
+	snprintf(seen, sizeof(seen), "/proc/%d/root%s", pid, library);
+	ck_assert_int_eq(stat(seen, &st), 0);
+	ck_assert_msg(S_ISFIFO(st.st_mode), "%s is no FIFO", seen);
+	ck_assert_int_eq(stat(library, &st), 0);
+	ck_assert_msg(S_ISREG(st.st_mode), "the host's %s was covered too", library);
+	free(fifo);
+	return pid;
+}
+
+/* Milliseconds since an earlier time. */
+static long ms_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+/* optrace with args ends within 20 s, non-zero, saying why; with its stderr in *said (to free). */
+static void assert_refused_in_time(const char *const args[], char **said)
+{
+	char *argv[16], *err = test_path("stderr.txt");
+	struct timespec start;
+	int argc = 0, status;
+
+	argv[argc++] = (char *)optrace();
+	for (int i = 0; args[i]; i++)
+		argv[argc++] = (char *)args[i];
+	argv[argc] = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	status = run_command(argv, NULL, err, 20);
+	ck_assert_msg(status != -1, "optrace %s %s hung on the FIFO (killed after 20 s)", args[0],
+		      args[1]);
+	*said = read_file(err);
+	ck_assert_ptr_nonnull(*said);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) != 0,
+		      "optrace %s %s succeeded on a FIFO: %s", args[0], args[1], *said);
+	ck_assert_msg(strstr(*said, "no regular file"), "optrace %s %s said: %s", args[0], args[1],
+		      *said);
+	printf("optrace %s %s: refused in %ld ms\n", args[0], args[1], ms_since(&start));
+	free(err);
+}
+
+START_TEST(test_fifo_covered_library)
+{
+	char library[PATH_MAX], pid_text[16], *said;
+	const char *dump[] = { "dump", "-p", pid_text, NULL };
+	const char *list[] = { "list", "-p", pid_text, NULL };
+	const char *stat[] = { "stat", "-q", "-p", pid_text, "-d", "1", NULL };
+	char *dump_all[] = { (char *)optrace(), "dump", "-a", NULL };
+	pid_t runtime;
+	int status;
+
+	NEED_ROOT();
+	runtime = start_covered_runtime(library, sizeof(library));
+	snprintf(pid_text, sizeof(pid_text), "%d", runtime);
+	assert_refused_in_time(dump, &said);
+	free(said);
+	assert_refused_in_time(list, &said);
+	free(said);
+	if (!bpf_unavailable_reason()) {
+		assert_refused_in_time(stat, &said);
+		free(said);
+	}
+	/* -a: the process is passed over, the node's other processes still shown */
+	status = run_command(dump_all, NULL, NULL, 20);
+	ck_assert_msg(status != -1, "optrace dump -a hung on the FIFO");
+	ck_assert_int_ne(reap_within(runtime, SIGTERM, 10), -1);
+}
+END_TEST
+
+/* serve -a traces the covered process (its library's inode is the one attached), answers, stops. */
+START_TEST(test_fifo_covered_library_serve)
+{
+	char library[PATH_MAX], listen[32], *err = test_path("serve.txt"), *body = NULL;
+	char *argv[] = { (char *)optrace(), "serve", "-l", listen, NULL };
+	struct timespec start;
+	pid_t runtime, serve;
+	int port = free_port(), status;
+	long stop_ms;
+
+	NEED_ROOT();
+	NEED_BPF();
+	runtime = start_covered_runtime(library, sizeof(library));
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	serve = start_tracer(argv, NULL, err, "Serving");
+	/* past a rescan (each second) and the ranks looked up for the new process */
+	for (int i = 0; i < 3; i++) {
+		struct timespec pause = { 1, 0 };
+
+		nanosleep(&pause, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &start);
+		ck_assert_int_eq(http_get(port, "/metrics", &body), 200);
+		ck_assert_msg(ms_since(&start) < 5000, "a scrape took %ld ms", ms_since(&start));
+		free(body);
+		body = NULL;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	status = reap_within(serve, SIGTERM, 5);
+	stop_ms = ms_since(&start);
+	ck_assert_msg(status != -1, "serve did not stop on SIGTERM within 5 s");
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "serve: status %d", status);
+	printf("serve stopped %ld ms after SIGTERM\n", stop_ms);
+	ck_assert_msg(stop_ms < 2000, "serve took %ld ms to stop on SIGTERM", stop_ms);
+	ck_assert_int_ne(reap_within(runtime, SIGTERM, 10), -1);
+	free(err);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("attack");
 	TCase *outputs = tcase_create("outputs");
+	TCase *targets = tcase_create("targets");
 
 	tcase_set_timeout(outputs, 300);
 	tcase_add_checked_fixture(outputs, setup, teardown);
@@ -442,5 +634,10 @@ int main(void)
 	tcase_add_test(outputs, test_shared_folder_refused);
 	tcase_add_test(outputs, test_legion_among_planted_logs);
 	suite_add_tcase(suite, outputs);
+	tcase_set_timeout(targets, 300);
+	tcase_add_checked_fixture(targets, test_dir_setup, test_dir_teardown);
+	tcase_add_test(targets, test_fifo_covered_library);
+	tcase_add_test(targets, test_fifo_covered_library_serve);
+	suite_add_tcase(suite, targets);
 	return run_suite(suite);
 }

@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The probes liboptrace.so carries, read from its ELF notes with libelf. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testlib.h"
+#include "trace/elf_symbols.h"
+#include "trace/targets.h"
 #include "trace/usdt_args.h"
 #include "trace/usdt_notes.h"
 
@@ -112,6 +118,43 @@ START_TEST(test_bad_files)
 }
 END_TEST
 
+/*
+ * A FIFO where a traced process names its library (covered in its own
+ * mount namespace): each reader refuses it at once, where a blocking open()
+ * would wait for a writer for ever (the test's timeout would fail it).
+ */
+START_TEST(test_fifo_refused)
+{
+	struct usdt_notes notes;
+	char *dir = make_temp_dir(), *fifo;
+	uint64_t value = 0;
+
+	ck_assert_int_ge(asprintf(&fifo, "%s/liboptrace.so.1", dir), 0);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(target_file_open(fifo), -ENOTREGULAR);
+	ck_assert_int_eq(usdt_notes_read(fifo, NULL, &notes), -ENOTREGULAR);
+	ck_assert_int_eq(elf_symbol_value(fifo, "optrace_rt_info", &value), -ENOTREGULAR);
+	ck_assert_int_eq(elf_symbol_offset(fifo, "optrace_rt_info", &value), -ENOTREGULAR);
+	ck_assert_int_eq(target_file_open("/dev/null"), -ENOTREGULAR);
+	ck_assert_int_eq(target_file_open(dir), -ENOTREGULAR);
+	ck_assert_int_eq(target_file_open("/nonexistent/liboptrace.so.1"), -ENOENT);
+	ck_assert_str_eq(target_strerror(-ENOTREGULAR),
+			 "not a regular file (a FIFO or device put at the path it names)");
+	/* a regular file opens, close-on-exec (O_NONBLOCK changes nothing for it) */
+	{
+		int fd = target_file_open(LIBOPTRACE);
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+		close(fd);
+	}
+	unlink(fifo);
+	free(fifo);
+	rm_rf(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_argument_specifications)
 {
 	struct usdt_arg args[USDT_MAX_ARGS];
@@ -152,6 +195,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_every_probe_has_a_semaphore, 0, 2);
 	tcase_add_test(tc, test_provider_filter_and_foreign_probes);
 	tcase_add_test(tc, test_bad_files);
+	tcase_add_test(tc, test_fifo_refused);
 	tcase_add_test(tc, test_argument_specifications);
 	suite_add_tcase(suite, tc);
 

@@ -18,6 +18,7 @@
 #include "common/diag.h"
 #include "output/dump_print.h"
 #include "output/text_table.h"
+#include "trace/early_checks.h"
 #include "trace/targets.h"
 #include "trace/tracer.h"
 #include "trace/view_read.h"
@@ -110,6 +111,9 @@ static void say_why(pid_t pid, int err)
 		diag("process %d: its liboptrace's thread registry makes no sense (overwritten "
 		     "memory?); nothing shown",
 		     pid);
+		break;
+	case -ENOTREGULAR:
+		say_not_regular(pid);
 		break;
 	case -EPERM:
 	case -EACCES:

@@ -15,6 +15,7 @@
 
 #include "common/diag.h"
 #include "cli/commands.h"
+#include "trace/early_checks.h"
 #include "trace/setup.h"
 #include "trace/targets.h"
 #include "trace/tracer.h"
@@ -143,9 +144,9 @@ static int print_probes(const char *path, unsigned long base, int mem_fd)
 	err = usdt_notes_read(path, NULL, &notes);
 	if (err) {
 		diag("cannot read probes from %s: %s", path,
-		     err == -ENOEXEC  ? "not an ELF file"
-		     : err == -EINVAL ? "not a regular file (a pipe?): give the library's path"
-				      : strerror(-err));
+		     err == -ENOEXEC	   ? "not an ELF file"
+		     : err == -ENOTREGULAR ? "not a regular file (a pipe?): give the library's path"
+					   : strerror(-err));
 		return 1;
 	}
 	keep_optrace_providers(&notes);
@@ -198,6 +199,10 @@ static int list_process(pid_t pid)
 		diag("process %d does not map liboptrace: it is not an instrumented runtime, or "
 		     "has not loaded it yet",
 		     pid);
+		return 1;
+	}
+	if (err == -ENOTREGULAR) {
+		say_not_regular(pid);
 		return 1;
 	}
 	if (err) {

@@ -5,11 +5,13 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "trace/attach.h"
+#include "trace/targets.h"
 #include "trace/uprobe_multi.h"
 #include "trace/usdt_args.h"
 #include "trace/usdt_notes.h"
@@ -249,12 +251,24 @@ int attacher_attach(struct attacher *attacher, const char *path, pid_t pid)
 {
 	struct usdt_notes notes = { 0 };
 	struct bpf_program *prog;
-	int err = 0;
+	char held[64];
+	int err = 0, fd = -1;
 
 	if (attacher->uprobe_multi) {
 		err = usdt_notes_read(path, NULL, &notes);
 		if (err)
 			return err;
+	} else {
+		/*
+		 * libbpf opens the path it is given without O_NONBLOCK: it gets
+		 * the file opened here instead, which a FIFO swapped in at the
+		 * path later cannot replace.
+		 */
+		fd = target_file_open(path);
+		if (fd < 0)
+			return fd;
+		snprintf(held, sizeof(held), "/proc/self/fd/%d", fd);
+		path = held;
 	}
 	/*
 	 * The ends first: an operation that begins while optrace attaches
@@ -275,6 +289,8 @@ int attacher_attach(struct attacher *attacher, const char *path, pid_t pid)
 		}
 	}
 	usdt_notes_free(&notes);
+	if (fd >= 0)
+		close(fd);
 	return err;
 }
 

@@ -78,12 +78,23 @@ int check_pid_alive(pid_t pid)
 	return process_alive(pid) ? 0 : no_process(pid);
 }
 
+int say_not_regular(pid_t pid)
+{
+	diag("process %d maps liboptrace at a path that holds no regular file now (a FIFO or a "
+	     "device put there, in its own mount namespace or by another user): optrace does "
+	     "not read it",
+	     pid);
+	return -ENOTREGULAR;
+}
+
 int check_target_pid(pid_t pid, struct library *library)
 {
 	int err = find_liboptrace(pid, library);
 
 	if (err == -ESRCH)
 		return no_process(pid);
+	if (err == -ENOTREGULAR)
+		return say_not_regular(pid);
 	if (err == -ENOENT) {
 		diag("process %d does not map liboptrace: it is not an "
 		     "instrumented runtime (optrace list -p %d shows what it has)",

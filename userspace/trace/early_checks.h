@@ -31,4 +31,10 @@ int check_pid_alive(pid_t pid);
  */
 int check_target_pid(pid_t pid, struct library *library);
 
+/*
+ * Says that process pid's liboptrace path holds no regular file now (a
+ * FIFO planted there): returns -ENOTREGULAR.
+ */
+int say_not_regular(pid_t pid);
+
 #endif /* OPTRACE_EARLY_CHECKS_H */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "trace/elf_symbols.h"
+#include "trace/targets.h"
 
 /*
  * Dynamic symbol name in the ELF file: a function or an object, defined,
@@ -42,6 +43,7 @@ static int find_dynsym(Elf *elf, const char *name, GElf_Sym *found)
 	return -ENOENT;
 }
 
+/* The paths come from a traced process: a FIFO there must not hang us. */
 static Elf *open_elf(const char *path, int *fd)
 {
 	Elf *elf;
@@ -49,9 +51,11 @@ static Elf *open_elf(const char *path, int *fd)
 	errno = ENOEXEC;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
+	*fd = target_file_open(path);
+	if (*fd < 0) {
+		errno = -*fd;
 		return NULL;
+	}
 	elf = elf_begin(*fd, ELF_C_READ, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF)
 		return elf;

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,33 @@ int is_liboptrace_name(const char *path)
 			return 0;
 	}
 	return 1;
+}
+
+int target_file_open(const char *path)
+{
+	struct stat st;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENOTREGULAR;
+	}
+	return fd;
+}
+
+const char *target_strerror(int err)
+{
+	if (err == -ENOTREGULAR || err == ENOTREGULAR)
+		return "not a regular file (a FIFO or device put at the path it names)";
+	return strerror(err < 0 ? -err : err);
 }
 
 /* Calls fn for each file mapping of process pid until it returns non-zero (returned). */
@@ -131,6 +159,15 @@ static int match_liboptrace(const struct mapping *mapping, void *ctx)
 	snprintf(library->mapped_path, sizeof(library->mapped_path), "%s", mapping->path);
 	if (stat(library->path, &st)) {
 		search->err = -errno;
+		return 0;
+	}
+	/*
+	 * A process in its own mount namespace can cover the path it maps with
+	 * a FIFO: reading that would hang the tracer. Those who open it check
+	 * again on the descriptor (target_file_open), for one swapped after this.
+	 */
+	if (!S_ISREG(st.st_mode)) {
+		search->err = -ENOTREGULAR;
 		return 0;
 	}
 	library->dev = st.st_dev;

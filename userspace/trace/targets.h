@@ -28,6 +28,25 @@ struct mapping {
 typedef int (*mapping_fn)(const struct mapping *mapping, void *ctx);
 
 /*
+ * What a path a traced process names held when it was not a regular file:
+ * a FIFO or a device the process (in its own mount namespace, or another
+ * user) put there. Linux has no EFTYPE; this code is otherwise unused.
+ */
+#define ENOTREGULAR EMEDIUMTYPE
+
+/*
+ * Opens a file that a traced process names (a library its mappings list)
+ * to read it: without blocking, as a FIFO with no writer would block open()
+ * and every read for ever, and only if it is a regular file. Returns the
+ * descriptor (close-on-exec) or a negative errno: -ENOTREGULAR for a FIFO,
+ * a device, a socket or a folder.
+ */
+int target_file_open(const char *path);
+
+/* strerror() that names -ENOTREGULAR for what it is. */
+const char *target_strerror(int err);
+
+/*
  * Calls fn for each file mapping of process pid until it returns non-zero,
  * which is returned; 0 at the end, -ESRCH or another negative errno.
  */
@@ -38,7 +57,8 @@ void mapping_openable_path(pid_t pid, const struct mapping *mapping, char *out, 
 
 /*
  * The liboptrace that process pid maps. Returns 0, -ESRCH (no such process),
- * -EACCES (not allowed to read its mappings) or -ENOENT (no liboptrace).
+ * -EACCES (not allowed to read its mappings), -ENOENT (no liboptrace) or
+ * -ENOTREGULAR (the path it maps holds no regular file now).
  */
 int find_liboptrace(pid_t pid, struct library *library);
 

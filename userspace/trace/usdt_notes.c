@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "trace/targets.h"
 #include "trace/usdt_notes.h"
 
 #define NT_STAPSDT 3
@@ -152,20 +153,14 @@ int usdt_notes_read(const char *path, const char *provider, struct usdt_notes *o
 	struct elf_file file = { .fd = -1 };
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
-	struct stat st;
 	int err;
 
 	memset(out, 0, sizeof(*out));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	/* Without blocking: a pipe with no writer would block open() for ever. */
-	file.fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	file.fd = target_file_open(path);
 	if (file.fd < 0)
-		return -errno;
-	if (fstat(file.fd, &st) || !S_ISREG(st.st_mode)) {
-		err = -EINVAL;
-		goto cleanup;
-	}
+		return file.fd;
 	file.elf = elf_begin(file.fd, ELF_C_READ, NULL);
 	if (!file.elf || elf_kind(file.elf) != ELF_K_ELF ||
 	    elf_getshdrstrndx(file.elf, &shstrndx)) {
