@@ -561,7 +561,8 @@ $(OUTPUT)/bench/verifier_stats: bench/verifier_stats.c | $(OUTPUT)/bench $(DEPS_
 	$(Q)$(CC) $(OPTRACE_CFLAGS) -o $@ $< -lbpf -lelf -lz
 
 # Synthetic captures for the export benchmark.
-CAPTURE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(wildcard userspace/capture/*.c))
+CAPTURE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(wildcard userspace/capture/*.c) \
+	userspace/common/idmap.c)
 $(OUTPUT)/bench/gen_capture: bench/gen_capture.c $(CAPTURE_OBJS) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(OPTRACE_CFLAGS) -o $@ $< $(CAPTURE_OBJS) -lz

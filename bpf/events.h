@@ -7,27 +7,65 @@
 
 #define RECORD_STRING_LEN 128 /* bytes of a string kept, with its NUL */
 
+/*
+ * Every kind of record, its value for ever (the capture files store it), the
+ * struct it is, its class and, for a struct record_event, how many of its
+ * args[] the kind uses (the rest are 0). The capture's codec
+ * (userspace/capture/records.c) encodes each by its struct; the class
+ * predicates below are made from the same table. A new kind is a new row
+ * with the next value, and the places that give it meaning.
+ *
+ * Classes: PROBE, an operation or task probe's event; GPU, what the GPU
+ * collector hands over; HOST_GPU, a CUDA call on its thread; META, what
+ * optrace writes about the recording; TRANSPORT, only in the ring buffer,
+ * never in a capture.
+ */
+#define RECORD_KINDS(X)                           \
+	X(RT_INIT, 1, record_event, PROBE, 3)     \
+	X(OP_BEGIN, 2, record_event, PROBE, 5)    \
+	X(OP_END, 3, record_event, PROBE, 2)      \
+	X(OP_MODE, 4, record_event, PROBE, 3)     \
+	X(OP_FALLBACK, 5, record_event, PROBE, 3) \
+	X(TASK_LAUNCH, 6, record_event, PROBE, 5) \
+	X(TASK_BEGIN, 7, record_event, PROBE, 4)  \
+	X(TASK_END, 8, record_event, PROBE, 3)    \
+	X(WAIT_BEGIN, 9, record_event, PROBE, 2)  \
+	X(WAIT_END, 10, record_event, PROBE, 2)   \
+	X(STRING, 11, record_string, META, 0)     \
+	X(GPU, 12, record_gpu, GPU, 0)            \
+	X(GPU_NAME, 13, record_gpu_name, GPU, 0)  \
+	X(GPU_DROPPED, 14, record_event, GPU, 2)  \
+	X(BATCH, 15, record_batch, TRANSPORT, 0)  \
+	X(NAME, 16, record_name, META, 0)         \
+	X(CLOCK, 17, record_clock, META, 0)       \
+	X(GPU_LAUNCH, 18, record_event, HOST_GPU, 3)
+
+#define RECORD_KIND_ENUM_(name, value, layout, class, args) RECORD_##name = value,
+
 enum record_type {
-	RECORD_RT_INIT = 1,
-	RECORD_OP_BEGIN,
-	RECORD_OP_END,
-	RECORD_OP_MODE,
-	RECORD_OP_FALLBACK,
-	RECORD_TASK_LAUNCH,
-	RECORD_TASK_BEGIN,
-	RECORD_TASK_END,
-	RECORD_WAIT_BEGIN,
-	RECORD_WAIT_END,
-	RECORD_STRING,	    /* struct record_string */
-	RECORD_GPU,	    /* struct record_gpu: an optrace_gpu record probe */
-	RECORD_GPU_NAME,    /* struct record_gpu_name: the kernel_name probe */
-	RECORD_GPU_DROPPED, /* struct record_event: gpu_dropped */
-	RECORD_BATCH,	    /* struct record_batch: only in the ring buffer, never in a capture */
-	RECORD_NAME,	    /* struct record_name: written by optrace, never by the kernel */
-	RECORD_CLOCK,	    /* struct record_clock: written by optrace every second */
-	RECORD_GPU_LAUNCH,  /* struct record_event: a CUDA call that launches, on its thread */
-	RECORD__COUNT
+	RECORD_KINDS(RECORD_KIND_ENUM_) RECORD__COUNT /* one more than the largest value */
 };
+
+enum record_class {
+	RECORD_CLASS_NONE, /* not a kind of this table */
+	RECORD_CLASS_PROBE,
+	RECORD_CLASS_GPU,
+	RECORD_CLASS_HOST_GPU,
+	RECORD_CLASS_META,
+	RECORD_CLASS_TRANSPORT,
+};
+
+#define RECORD_KIND_CLASS_(name, value, layout, class, args) \
+	case value:                                          \
+		return RECORD_CLASS_##class;
+
+static inline enum record_class record_class(unsigned int type)
+{
+	switch (type) {
+		RECORD_KINDS(RECORD_KIND_CLASS_)
+	}
+	return RECORD_CLASS_NONE;
+}
 
 /*
  * The arguments of each kind of event, in the order its probe passes them
@@ -250,7 +288,19 @@ struct record_clock {
 /* Records optrace writes about the recording, not about the traced processes' events. */
 static inline int record_is_metadata(unsigned int type)
 {
-	return type == RECORD_STRING || type == RECORD_NAME || type == RECORD_CLOCK;
+	return record_class(type) == RECORD_CLASS_META;
+}
+
+/* An operation or task probe's event: what a stop instant and the names follow. */
+static inline int record_is_probe_event(unsigned int type)
+{
+	return record_class(type) == RECORD_CLASS_PROBE;
+}
+
+/* What the GPU collector hands over: activity, kernel names, its losses. */
+static inline int record_is_gpu(unsigned int type)
+{
+	return record_class(type) == RECORD_CLASS_GPU;
 }
 
 /* Small batches (a thread that flushed by age) take a small reservation. */

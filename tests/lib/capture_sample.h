@@ -50,6 +50,12 @@ long read_records_max(struct capture_reader *r, uint32_t max_size);
 /* The same, with records of any size the file's chunks hold. */
 long read_records(struct capture_reader *r);
 
+/*
+ * The same, where damaged chunks may have been skipped: each record is
+ * checked against the one written at its place in its chunk (layout's).
+ */
+long read_records_in(struct capture_reader *r, const struct layout *layout);
+
 /* A whole file (to free) and its size. */
 uint8_t *slurp(const char *file, size_t *size);
 /* Writes size bytes of data as the whole file. */

@@ -19,15 +19,19 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The format this code writes; it reads every 1.x. */
-#define CAPTURE_VERSION_MAJOR 1
+/* The format this code writes by default; it reads every 1.x and 2.x. */
+#define CAPTURE_VERSION_MAJOR 2
 #define CAPTURE_VERSION_MINOR 0
 
 /* Record payload capacity of a chunk: the default and the bounds allowed. */
 #define CAPTURE_CHUNK_DEFAULT (1u << 20)
 #define CAPTURE_CHUNK_MIN 256u
 #define CAPTURE_CHUNK_MAX (64u << 20)
-/* A record costs 8 header bytes plus its size rounded up to 8. */
+/*
+ * The most a record of size bytes may be: chunk_size less this. (In format
+ * 1 a record costs 8 header bytes plus its size rounded up to 8; format 2
+ * encodes it in fewer.)
+ */
 #define CAPTURE_RECORD_OVERHEAD 8u
 /* Record types from here up belong to the format itself. */
 #define CAPTURE_TYPE_RESERVED 0xff00u
@@ -92,6 +96,8 @@ struct capture_writer_opts {
 	const struct capture_meta *meta; /* more entries, written as given */
 	size_t meta_count;
 	uint32_t chunk_size; /* 0: CAPTURE_CHUNK_DEFAULT; a multiple of 8 */
+	/* 0: CAPTURE_VERSION_MAJOR; 1: the 64-byte records that optrace 0.1 reads */
+	uint16_t format_major;
 };
 
 struct capture_writer_stats {
@@ -164,7 +170,11 @@ struct capture_header {
 	size_t meta_count;
 };
 
-/* How reading ended, from best to worst. */
+/*
+ * How reading ended, from best to worst. A damaged chunk in the middle is
+ * skipped: reading goes on at the next whole chunk, and the end is then
+ * CAPTURE_END_CORRUPT at best, its message saying what was skipped first.
+ */
 enum capture_end {
 	CAPTURE_END_NONE,      /* not at the end yet */
 	CAPTURE_END_CLEAN,     /* the end marker was read: the recorder stopped cleanly */
@@ -200,6 +210,14 @@ struct capture_status {
 	uint64_t trailing_bytes; /* after the end marker (a clean end still) */
 	bool has_trailer;
 	bool totals_match; /* the trailer's totals equal what was read */
+	/*
+	 * Damaged chunks skipped (reading went on at the next whole chunk) and
+	 * the records they held: counted by their headers, or, at a clean end,
+	 * by the end marker (then known), else a lower bound.
+	 */
+	uint64_t damaged_chunks;
+	uint64_t damaged_records;
+	bool damaged_records_known;
 	struct capture_trailer trailer;
 	/* One or two sentences for the user: what ended reading and what is lost. */
 	char message[512];
@@ -241,7 +259,8 @@ int capture_reader_open_again(struct capture_reader **again, const struct captur
 uint64_t capture_reader_size(const struct capture_reader *reader);
 
 /*
- * The next record, in file order, reading one chunk at a time. Returns 1
+ * The next record, in file order, reading one chunk at a time (damaged
+ * chunks skipped, as capture_status says). Returns 1
  * with a record, 0 at the end (capture_reader_status() says which end), or
  * a negative errno (-EIO and such, -ENOMEM).
  */

@@ -19,6 +19,9 @@
 #include "capture/capture.h"
 #include "capture/format.h"
 
+/* read_chunk(): the chunk at the offset is damaged; skip_damage() looks further. */
+#define CHUNK_DAMAGED 3
+
 /* Where capture_peek_counter() looks for the end marker: the file's last bytes. */
 #define TAIL_PEEK_BYTES (256u << 10)
 
@@ -45,6 +48,7 @@ static void finish(struct capture_reader *r, enum capture_end end, const char *f
 static void finish(struct capture_reader *r, enum capture_end end, const char *format, ...)
 {
 	struct capture_status *s = &r->status;
+	char said[sizeof(s->message)];
 	va_list args;
 
 	s->end = end;
@@ -52,8 +56,16 @@ static void finish(struct capture_reader *r, enum capture_end end, const char *f
 	s->file_bytes = file_size(r->fd);
 	r->records_left = 0;
 	va_start(args, format);
-	vsnprintf(s->message, sizeof(s->message), format, args);
+	vsnprintf(said, sizeof(said), format, args);
 	va_end(args);
+	if (!s->damaged_chunks) {
+		snprintf(s->message, sizeof(s->message), "%s", said);
+		return;
+	}
+	/* Damage skipped on the way is worse than a clean or a cut end, and said first. */
+	if (end < CAPTURE_END_CORRUPT)
+		s->end = CAPTURE_END_CORRUPT;
+	snprintf(s->message, sizeof(s->message), "%.250s; then %.250s", r->damage, said);
 }
 
 static void finish_damaged(struct capture_reader *r, const char *what)
@@ -134,6 +146,31 @@ static int finish_io(struct capture_reader *r, int err)
 	return err;
 }
 
+/* Format 2: every record decodes, and there are count of them: NULL, or what is wrong. */
+static const char *check_compact_records(struct capture_reader *r, uint32_t size, uint32_t count,
+					 uint64_t *data_bytes, int *err)
+{
+	struct decoded_record record;
+	const char *why = NULL;
+	uint64_t n = 0, bytes = 0;
+	size_t pos = 0;
+
+	record_codec_reset(&r->codec);
+	while (pos < size) {
+		*err = record_decode(&r->codec, r->payload, size, &pos, &r->decoded, &record, &why);
+		if (*err <= 0)
+			return *err ? "out of memory" : why;
+		bytes += record.size;
+		n++;
+	}
+	*err = 0;
+	record_codec_reset(&r->codec);
+	if (n != count)
+		return "its record count is wrong";
+	*data_bytes = bytes;
+	return NULL;
+}
+
 /* The records of a payload whose CRC is right: NULL, or what is wrong. */
 static const char *check_records(const uint8_t *payload, uint32_t size, uint32_t count,
 				 uint64_t *data_bytes)
@@ -205,6 +242,18 @@ static int parse_trailer(struct capture_reader *r, const uint8_t *p, uint32_t si
 	return 0;
 }
 
+/* The sentence the message starts with once damage was skipped. */
+static void describe_damage(struct capture_reader *r)
+{
+	const struct capture_status *s = &r->status;
+
+	snprintf(r->damage, sizeof(r->damage),
+		 "%.150s: %" PRIu64 " damaged chunk%s skipped, %s%" PRIu64 " records lost; reading "
+		 "went on at the next whole chunk",
+		 r->first_damage, s->damaged_chunks, s->damaged_chunks == 1 ? "" : "s",
+		 s->damaged_records_known ? "" : "at least ", s->damaged_records);
+}
+
 static void finish_clean(struct capture_reader *r)
 {
 	struct capture_status *s = &r->status;
@@ -214,7 +263,12 @@ static void finish_clean(struct capture_reader *r)
 	s->has_trailer = true;
 	s->totals_match = t->records == s->records && t->chunks == s->chunks &&
 			  t->record_bytes == s->record_bytes;
-	if (!s->totals_match) {
+	if (s->damaged_chunks && t->records >= s->records) {
+		/* The end marker counts what the skipped chunks held. */
+		s->damaged_records = t->records - s->records;
+		s->damaged_records_known = true;
+		describe_damage(r);
+	} else if (!s->totals_match) {
 		finish(r, CAPTURE_END_CORRUPT,
 		       "the end marker counts %" PRIu64 " records in %" PRIu64
 		       " chunks, but the file holds %" PRIu64 " in %" PRIu64 ": chunks are missing "
@@ -234,6 +288,14 @@ static void finish_clean(struct capture_reader *r)
 			 "; %" PRIu64 " bytes after the end marker ignored", s->trailing_bytes);
 	finish(r, CAPTURE_END_CLEAN, "clean end: %" PRIu64 " records in %" PRIu64 " chunks%s%s",
 	       s->records, s->chunks, lost, trailing);
+}
+
+/* The chunk at r->offset is damaged: what, kept for the skip or the end. */
+static int damaged(struct capture_reader *r, const char *what)
+{
+	snprintf(r->damage_what, sizeof(r->damage_what), "%s", what);
+	r->garbage_count = 0;
+	return CHUNK_DAMAGED;
 }
 
 static int ensure_payload(struct capture_reader *r, uint32_t size)
@@ -274,8 +336,7 @@ static int read_payload(struct capture_reader *r, struct chunk_info *c, uint32_t
 		snprintf(what, sizeof(what),
 			 "CRC mismatch: stored 0x%08" PRIx32 ", computed 0x%08" PRIx32, stored_crc,
 			 computed);
-		finish_damaged(r, what);
-		return 0;
+		return damaged(r, what);
 	}
 	c->crc_ok = true;
 	return 1;
@@ -287,12 +348,17 @@ static int accept_records(struct capture_reader *r)
 	struct chunk_info *c = &r->chunk;
 	uint64_t data_bytes = 0;
 	const char *wrong;
+	int err = 0;
 
-	wrong = check_records(r->payload, c->payload_size, c->records, &data_bytes);
+	if (r->header.version_major >= 2)
+		wrong = check_compact_records(r, c->payload_size, c->records, &data_bytes, &err);
+	else
+		wrong = check_records(r->payload, c->payload_size, c->records, &data_bytes);
+	if (err)
+		return finish_io(r, err);
 	if (wrong) {
 		c->crc_ok = false;
-		finish_damaged(r, wrong);
-		return 0;
+		return damaged(r, wrong);
 	}
 	r->status.records += c->records;
 	r->status.record_bytes += data_bytes;
@@ -303,11 +369,11 @@ static int accept_records(struct capture_reader *r)
 }
 
 /*
- * Reads the next chunk into r->chunk. 1: a chunk was read (its records, if
- * any, are next); 0: reading has ended, r->status says how; or a negative
- * errno.
+ * Reads the chunk at r->offset into r->chunk. 1: a chunk was read (its
+ * records, if any, are next); CHUNK_DAMAGED: it is damaged (r->damage_what);
+ * 0: reading has ended, r->status says how; or a negative errno.
  */
-int capture_read_chunk(struct capture_reader *r)
+static int read_chunk(struct capture_reader *r)
 {
 	struct chunk_info *c = &r->chunk;
 	uint8_t h[CHUNK_HEADER_SIZE];
@@ -325,8 +391,9 @@ int capture_read_chunk(struct capture_reader *r)
 		return 0;
 	}
 	if (memcmp(h, chunk_magic, (size_t)got < sizeof(chunk_magic) ? (size_t)got : 4)) {
-		finish_garbage(r, h, (size_t)got);
-		return 0;
+		memcpy(r->garbage, h, (size_t)got);
+		r->garbage_count = (size_t)got;
+		return CHUNK_DAMAGED;
 	}
 	if ((size_t)got < sizeof(h)) {
 		/* Unchecked, but the kind tells whether records were lost. */
@@ -336,10 +403,8 @@ int capture_read_chunk(struct capture_reader *r)
 		c->kind = 0;
 		return 0;
 	}
-	if (crc(h, 28) != get_le32(h + 28)) {
-		finish_damaged(r, "its header fails its CRC");
-		return 0;
-	}
+	if (crc(h, 28) != get_le32(h + 28))
+		return damaged(r, "its header fails its CRC");
 	c->kind = get_le16(h + 4);
 	c->payload_size = get_le32(h + 16);
 	c->records = get_le32(h + 20);
@@ -347,20 +412,20 @@ int capture_read_chunk(struct capture_reader *r)
 		char what[80];
 
 		snprintf(what, sizeof(what), "it is numbered %" PRIu64, get_le64(h + 8));
-		finish_damaged(r, what);
-		return 0;
+		c->kind = 0; /* not the chunk expected: nothing is known of it */
+		return damaged(r, what);
 	}
 	if (c->payload_size > CAPTURE_CHUNK_MAX ||
 	    (c->kind == CHUNK_RECORDS && c->payload_size > r->header.chunk_size)) {
-		finish_damaged(r, "it claims more bytes than a chunk holds");
-		return 0;
+		c->kind = 0;
+		return damaged(r, "it claims more bytes than a chunk holds");
 	}
 	ok = read_payload(r, c, get_le32(h + 24));
-	if (ok <= 0)
+	if (ok != 1)
 		return ok;
 	if (c->kind == CHUNK_RECORDS) {
 		ok = accept_records(r);
-		if (ok <= 0)
+		if (ok != 1)
 			return ok;
 	} else if (c->kind == CHUNK_END) {
 		int err = parse_trailer(r, r->payload, c->payload_size);
@@ -369,8 +434,7 @@ int capture_read_chunk(struct capture_reader *r)
 			return finish_io(r, err);
 		if (err) {
 			c->crc_ok = false;
-			finish_damaged(r, "its end marker is malformed");
-			return 0;
+			return damaged(r, "its end marker is malformed");
 		}
 	}
 	r->offset += CHUNK_HEADER_SIZE + (uint64_t)c->payload_size;
@@ -380,6 +444,118 @@ int capture_read_chunk(struct capture_reader *r)
 	else
 		r->status.good_bytes = r->offset;
 	return 1;
+}
+
+/* Whether a whole chunk's header numbered from min_seq on starts at offset: its number. */
+static bool chunk_header_at(const uint8_t *h, const struct capture_reader *r, uint64_t min_seq,
+			    uint64_t *seq)
+{
+	uint16_t kind;
+	uint32_t payload_size;
+
+	if (memcmp(h, chunk_magic, sizeof(chunk_magic)) || crc(h, 28) != get_le32(h + 28))
+		return false;
+	kind = get_le16(h + 4);
+	payload_size = get_le32(h + 16);
+	*seq = get_le64(h + 8);
+	return *seq >= min_seq && payload_size <= CAPTURE_CHUNK_MAX &&
+	       !(kind == CHUNK_RECORDS && payload_size > r->header.chunk_size);
+}
+
+/*
+ * The next whole chunk's header after the damaged one at r->offset: its
+ * offset, or 0. Where the damaged chunk's header was whole, the next one
+ * starts right after it; else every offset is looked at, a megabyte at a
+ * time.
+ */
+static uint64_t find_next_chunk(struct capture_reader *r, uint64_t min_seq, uint64_t *seq)
+{
+	const struct chunk_info *c = &r->chunk;
+	uint64_t size = file_size(r->fd), from = r->offset + 1;
+	uint8_t h[CHUNK_HEADER_SIZE];
+	const size_t block = 1u << 20;
+	uint8_t *buffer;
+	uint64_t found = 0;
+
+	if (c->kind) {
+		uint64_t next = r->offset + CHUNK_HEADER_SIZE + (uint64_t)c->payload_size;
+
+		if (pread(r->fd, h, sizeof(h), (off_t)next) == (ssize_t)sizeof(h) &&
+		    chunk_header_at(h, r, min_seq, seq))
+			return next;
+	}
+	buffer = malloc(block + CHUNK_HEADER_SIZE);
+	if (!buffer)
+		return 0;
+	while (!found && from + CHUNK_HEADER_SIZE <= size) {
+		ssize_t got = pread(r->fd, buffer, block + CHUNK_HEADER_SIZE - 1, (off_t)from);
+
+		if (got < (ssize_t)CHUNK_HEADER_SIZE)
+			break;
+		for (size_t at = 0; at + CHUNK_HEADER_SIZE <= (size_t)got; at++) {
+			const uint8_t *p = memchr(buffer + at, chunk_magic[0],
+						  (size_t)got - CHUNK_HEADER_SIZE + 1 - at);
+
+			if (!p)
+				break;
+			at = (size_t)(p - buffer);
+			if (chunk_header_at(p, r, min_seq, seq)) {
+				found = from + at;
+				break;
+			}
+		}
+		from += block;
+	}
+	free(buffer);
+	return found;
+}
+
+/* Skips the damaged chunk at r->offset to the next whole one: false if there is none. */
+static bool skip_damage(struct capture_reader *r)
+{
+	struct capture_status *s = &r->status;
+	const struct chunk_info *c = &r->chunk;
+	uint64_t seq = 0, offset;
+	/* A chunk with a whole header is the one expected: the next is numbered after it. */
+	uint64_t min_seq = r->next_seq + (c->kind ? 1 : 0);
+
+	offset = find_next_chunk(r, min_seq, &seq);
+	if (!offset || lseek(r->fd, (off_t)offset, SEEK_SET) < 0)
+		return false;
+	if (!s->damaged_chunks) {
+		if (r->garbage_count)
+			snprintf(r->first_damage, sizeof(r->first_damage),
+				 "offset %" PRIu64 " holds no chunk where chunk %" PRIu64
+				 " should start",
+				 r->offset, r->next_seq);
+		else
+			snprintf(r->first_damage, sizeof(r->first_damage),
+				 "chunk %" PRIu64 " at offset %" PRIu64 " is damaged (%.80s)",
+				 r->next_seq, r->offset, r->damage_what);
+	}
+	s->damaged_chunks += seq > r->next_seq ? seq - r->next_seq : 1;
+	if (c->kind == CHUNK_RECORDS)
+		s->damaged_records += c->records;
+	r->records_left = 0;
+	r->offset = offset;
+	r->next_seq = seq;
+	describe_damage(r);
+	return true;
+}
+
+int capture_read_chunk(struct capture_reader *r)
+{
+	int ok = read_chunk(r);
+
+	if (ok != CHUNK_DAMAGED)
+		return ok;
+	if (skip_damage(r))
+		return CHUNK_SKIPPED;
+	if (r->garbage_count)
+		finish_garbage(r, r->garbage, r->garbage_count);
+	else
+		finish_damaged(r, r->damage_what);
+	return 0;
 }
 
 int capture_next(struct capture_reader *r, struct capture_record *record)
@@ -394,13 +570,27 @@ int capture_next(struct capture_reader *r, struct capture_record *record)
 		if (err <= 0)
 			return err;
 	}
+	record->chunk = r->chunk.seq;
+	r->records_left--;
+	if (r->header.version_major >= 2) {
+		struct decoded_record decoded;
+		const char *why;
+
+		/* The chunk decoded whole when it was read: only memory can fail here. */
+		err = record_decode(&r->codec, r->payload, r->chunk.payload_size, &r->record_pos,
+				    &r->decoded, &decoded, &why);
+		if (err <= 0)
+			return err ? err : -EIO;
+		record->type = decoded.type;
+		record->size = decoded.size;
+		record->data = decoded.data;
+		return 1;
+	}
 	p = r->payload + r->record_pos;
 	record->size = get_le32(p);
 	record->type = get_le16(p + 4);
 	record->data = p + CAPTURE_RECORD_OVERHEAD;
-	record->chunk = r->chunk.seq;
 	r->record_pos += CAPTURE_RECORD_OVERHEAD + align8(record->size);
-	r->records_left--;
 	return 1;
 }
 

@@ -133,6 +133,12 @@ int capture_dump(FILE *out, const char *path, bool records)
 				    : "crc BAD");
 		if (err == 0)
 			break;
+		if (err == CHUNK_SKIPPED) {
+			fprintf(out,
+				"    damaged: skipped to chunk %" PRIu64 " at offset %" PRIu64 "\n",
+				r->next_seq, r->offset);
+			continue;
+		}
 		if (c->kind == CHUNK_END)
 			dump_trailer(out, &r->header, &r->status.trailer);
 		while (r->records_left && capture_next(r, &record) > 0) {

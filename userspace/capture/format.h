@@ -80,6 +80,7 @@
 #include <zlib.h>
 
 #include "capture/capture.h"
+#include "capture/records.h"
 
 static const uint8_t file_magic[8] = { 0x89, 'O', 'P', 'T', 'C', 'A', 'P', '\n' };
 static const uint8_t chunk_magic[4] = { 'O', 'T', 'C', 'K' };
@@ -176,10 +177,22 @@ struct capture_reader {
 	struct chunk_info chunk;
 	size_t record_pos; /* of the next record in payload */
 	uint32_t records_left;
+	struct record_codec codec;    /* format 2: the chunk's threads and histories */
+	struct decode_buffer decoded; /* format 2: the record capture_next() returned */
 	struct capture_counter *counters;
 	char *counter_names;
 	struct capture_status status;
+	/* The damage that made the last chunk unreadable, until it is skipped or said. */
+	char damage_what[96];
+	uint8_t garbage[CHUNK_HEADER_SIZE]; /* the bytes where a chunk should start */
+	size_t garbage_count;		    /* of them; 0: the damage is a chunk's own */
+	/* What was skipped, first: the sentence the status's message starts with. */
+	char damage[320];
+	char first_damage[160];
 };
+
+/* capture_read_chunk(): a damaged chunk was skipped; r->chunk is it, the next read is whole. */
+#define CHUNK_SKIPPED 2
 
 /* Reads up to size bytes; fewer only at the end of the file (reader.c). */
 ssize_t capture_read_full(int fd, void *data, size_t size);
@@ -190,7 +203,10 @@ void capture_describe_bytes(char *text, size_t size, const uint8_t *bytes, size_
 /* A regular file opened for reading, or a negative errno and why (reader.c). */
 int capture_open_regular(const char *path, char *why, size_t why_size);
 
-/* The next chunk into r->chunk: 1, 0 when reading has ended, or -errno (chunks.c). */
+/*
+ * The next chunk into r->chunk: 1, CHUNK_SKIPPED, 0 when reading has ended,
+ * or -errno (chunks.c).
+ */
 int capture_read_chunk(struct capture_reader *r);
 
 #endif /* OPTRACE_CAPTURE_FORMAT_H */

@@ -296,6 +296,8 @@ void capture_reader_close(struct capture_reader *r)
 	free(r->meta);
 	free(r->meta_strings);
 	free(r->payload);
+	record_codec_free(&r->codec);
+	decode_buffer_free(&r->decoded);
 	free(r->counters);
 	free(r->counter_names);
 	free(r);
@@ -314,6 +316,7 @@ int capture_reader_open(struct capture_reader **reader, const char *path, char *
 		say(why, why_size, "out of memory");
 		return -ENOMEM;
 	}
+	record_codec_init(&r->codec, false);
 	r->fd = capture_open_regular(path, why, why_size);
 	if (r->fd < 0) {
 		err = r->fd;

@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "capture/capture.h"
 #include "capture/format.h"
+#include "capture/records.h"
 
 const char *capture_counter_name(enum capture_counter_id id)
 {
@@ -86,7 +87,9 @@ struct capture_writer {
 	uint32_t pending;	/* records in the pending chunk */
 	uint64_t pending_bytes; /* their data bytes */
 	uint64_t next_seq;
-	bool tail_unknown; /* a failed write could not be undone: append nothing */
+	bool tail_unknown;	   /* a failed write could not be undone: append nothing */
+	uint16_t major;		   /* the format written: 2, or 1 as older optraces read */
+	struct record_codec codec; /* format 2: the pending chunk's threads and histories */
 	struct capture_writer_stats stats;
 };
 
@@ -209,8 +212,8 @@ static int write_file_header(struct capture_writer *w, const struct capture_writ
 	}
 	clock_pair(&realtime_ns, &monotonic_ns);
 	memcpy(b.data, file_magic, sizeof(file_magic));
-	put_le16(b.data + 8, CAPTURE_VERSION_MAJOR);
-	put_le16(b.data + 10, CAPTURE_VERSION_MINOR);
+	put_le16(b.data + 8, w->major);
+	put_le16(b.data + 10, 0);
 	put_le32(b.data + 12, b.size);
 	put_le32(b.data + 20, FILE_HEADER_FIXED);
 	put_le64(b.data + 24, realtime_ns);
@@ -231,7 +234,9 @@ static bool writer_opts_valid(const struct capture_writer_opts *opts)
 	uint32_t chunk_size = opts->chunk_size ? opts->chunk_size : CAPTURE_CHUNK_DEFAULT;
 
 	return !(opts->meta_count && !opts->meta) && chunk_size >= CAPTURE_CHUNK_MIN &&
-	       chunk_size <= CAPTURE_CHUNK_MAX && chunk_size % 8 == 0;
+	       chunk_size <= CAPTURE_CHUNK_MAX && chunk_size % 8 == 0 &&
+	       (!opts->format_major || (opts->format_major >= CAPTURE_VERSION_MAJOR_OLDEST &&
+					opts->format_major <= CAPTURE_VERSION_MAJOR));
 }
 
 int capture_writer_fdopen(struct capture_writer **writer, int fd,
@@ -256,12 +261,15 @@ int capture_writer_fdopen(struct capture_writer **writer, int fd,
 		goto fail;
 	}
 	w->fd = fd;
+	w->major = opts->format_major ? opts->format_major : CAPTURE_VERSION_MAJOR;
+	record_codec_init(&w->codec, true);
 	err = write_file_header(w, opts);
 	if (err)
 		goto fail;
 	*writer = w;
 	return 0;
 fail:
+	record_codec_free(&w->codec);
 	free(w->chunk);
 	free(w);
 	return err;
@@ -303,13 +311,50 @@ int capture_flush(struct capture_writer *w)
 	w->used = 0;
 	w->pending = 0;
 	w->pending_bytes = 0;
+	record_codec_reset(&w->codec); /* each chunk decodes alone */
 	return err;
+}
+
+/* Format 1: the record's bytes behind an 8-byte header, padded to 8. */
+static void append_v1(struct capture_writer *w, uint16_t type, const void *data, uint32_t size,
+		      uint32_t space)
+{
+	uint8_t *p = w->chunk + CHUNK_HEADER_SIZE + w->used;
+
+	put_le32(p, size);
+	put_le16(p + 4, type);
+	put_le16(p + 6, 0);
+	if (size)
+		memcpy(p + CAPTURE_RECORD_OVERHEAD, data, size);
+	memset(p + CAPTURE_RECORD_OVERHEAD + size, 0, space - CAPTURE_RECORD_OVERHEAD - size);
+	w->used += space;
+}
+
+/*
+ * Format 2: encoded (records.c) into the pending chunk, which has room for
+ * the most it can take; a record only a raw one fits goes raw.
+ */
+static int append_v2(struct capture_writer *w, uint16_t type, const void *data, uint32_t size,
+		     bool raw_only)
+{
+	static const uint8_t none[1];
+	int length = record_encode(&w->codec, w->chunk + CHUNK_HEADER_SIZE + w->used, type,
+				   size ? data : none, size, raw_only);
+
+	if (length < 0) {
+		/* The codec's state may be ahead of the chunk: end the chunk there. */
+		capture_flush(w);
+		record_codec_reset(&w->codec);
+		return length;
+	}
+	w->used += (uint32_t)length;
+	return 0;
 }
 
 int capture_write(struct capture_writer *w, uint16_t type, const void *data, uint32_t size)
 {
 	uint32_t space;
-	uint8_t *p;
+	bool raw_only = false;
 	int err;
 
 	if (type >= CAPTURE_TYPE_RESERVED || (size && !data)) {
@@ -324,22 +369,28 @@ int capture_write(struct capture_writer *w, uint16_t type, const void *data, uin
 		w->stats.records_lost++;
 		return w->stats.error;
 	}
-	space = CAPTURE_RECORD_OVERHEAD + (uint32_t)align8(size);
+	if (w->major == 1)
+		space = CAPTURE_RECORD_OVERHEAD + (uint32_t)align8(size);
+	else
+		space = size + RECORD_CODEC_SLACK;
 	if (space > w->chunk_size - w->used) {
 		err = capture_flush(w);
 		if (err) {
 			w->stats.records_lost++;
 			return err;
 		}
+		/* RECORD_CODEC_RAW_SLACK is CAPTURE_RECORD_OVERHEAD: it fits raw. */
+		raw_only = space > w->chunk_size;
 	}
-	p = w->chunk + CHUNK_HEADER_SIZE + w->used;
-	put_le32(p, size);
-	put_le16(p + 4, type);
-	put_le16(p + 6, 0);
-	if (size)
-		memcpy(p + CAPTURE_RECORD_OVERHEAD, data, size);
-	memset(p + CAPTURE_RECORD_OVERHEAD + size, 0, space - CAPTURE_RECORD_OVERHEAD - size);
-	w->used += space;
+	if (w->major == 1) {
+		append_v1(w, type, data, size, space);
+	} else {
+		err = append_v2(w, type, data, size, raw_only);
+		if (err) {
+			w->stats.records_lost++;
+			return err;
+		}
+	}
 	w->pending++;
 	w->pending_bytes += size;
 	return 0;
@@ -423,6 +474,7 @@ int capture_close(struct capture_writer *w, const struct capture_counter *counte
 		err = -errno;
 	if (!err)
 		err = bad_counters;
+	record_codec_free(&w->codec);
 	free(w->chunk);
 	free(w);
 	return err;

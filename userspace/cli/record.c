@@ -53,6 +53,7 @@ static struct {
 	char output_buffer[PATH_MAX]; /* -o's name, %h expanded */
 	long ringbuf_mb;
 	bool no_gpu;
+	uint16_t capture_format; /* 0: the newest */
 } env = {
 	.output = "optrace.capture",
 	/* A fast loop's burst (3.8 M events/s, 28 MiB of batches in 0.16 s) fits. */
@@ -70,7 +71,6 @@ struct recorder {
 	uint64_t gpu_records;  /* tells report and export whether to read GPU records ahead */
 	uint64_t gpu_launches; /* ... or to attribute them as they come */
 	bool gpu_only;	       /* after the stop, while the collector's last flush comes */
-	uint64_t bytes;
 	int error;
 	/* the run's parts, as perf's struct record holds them */
 	struct record_bpf *skel;
@@ -78,8 +78,9 @@ struct recorder {
 	struct tracer *tracer;
 	struct out_file output;
 	uint64_t losses[RECORD_LOSS__COUNT];
-	uint64_t start_ns; /* when tracing began: -d counts from here */
-	bool live;	   /* the status line, redrawn on a terminal */
+	uint64_t start_ns;	/* when tracing began: -d counts from here */
+	bool live;		/* the status line, redrawn on a terminal */
+	uint64_t written_bytes; /* the capture's size once closed */
 };
 
 static const char doc[] =
@@ -100,6 +101,7 @@ static const char doc[] =
 enum {
 	OPT_RINGBUF = 0x100,
 	OPT_NO_GPU,
+	OPT_CAPTURE_FORMAT,
 };
 
 /* The rest of record's flags: cli/common_flags.c. */
@@ -109,6 +111,8 @@ static const struct argp_option options[] = {
 	  "Ring buffer size, a power of two (default 64): raise it if events are lost", 0 },
 	{ "no-gpu", OPT_NO_GPU, NULL, 0,
 	  "Leave the optrace_gpu probes alone: liboptrace-cupti stays dormant", 0 },
+	{ "capture-format", OPT_CAPTURE_FORMAT, "N", 0,
+	  "Write capture format N: 2 (default, compact) or 1 (what optrace before 2 reads)", 0 },
 	{},
 };
 
@@ -168,6 +172,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_NO_GPU:
 		env.no_gpu = true;
+		return 0;
+	case OPT_CAPTURE_FORMAT:
+		if (strcmp(arg, "1") && strcmp(arg, "2"))
+			argp_error(state, "--capture-format takes 1 or 2");
+		env.capture_format = (uint16_t)atoi(arg);
 		return 0;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s' (a command goes after --)", arg);
@@ -230,7 +239,6 @@ static void write_announced_rank(struct recorder *recorder, uint64_t timestamp, 
 	}
 	note_error(recorder, capture_write(recorder->writer, event.type, &event, sizeof(event)));
 	recorder->events++;
-	recorder->bytes += sizeof(event);
 }
 
 /*
@@ -293,7 +301,6 @@ static int write_event(void *ctx, const struct record_event *event)
 
 	note_error(recorder, capture_write(recorder->writer, event->type, event, sizeof(*event)));
 	recorder->events++;
-	recorder->bytes += sizeof(*event);
 	if (event->type == RECORD_GPU_LAUNCH)
 		recorder->gpu_launches++;
 	return 0;
@@ -381,8 +388,7 @@ static int on_record(void *ctx, void *data, size_t size)
 			   idmap_put(&recorder->strings, event->tgid,
 				     ((const struct record_string *)data)->address, (void *)1));
 	/* The stop is one instant on the per-event path too: nothing after it. */
-	if (event->type >= RECORD_RT_INIT && event->type <= RECORD_WAIT_END &&
-	    event->timestamp > recorder->decoder.stop_ns)
+	if (record_is_probe_event(event->type) && event->timestamp > recorder->decoder.stop_ns)
 		return 0;
 	if (event->type == RECORD_RT_INIT)
 		note_error(recorder, idmap_put(&recorder->ranked, event->tgid, 0, (void *)1));
@@ -391,17 +397,16 @@ static int on_record(void *ctx, void *data, size_t size)
 		note_error(recorder, batch_decoder_push(&recorder->decoder, event));
 		return 0;
 	}
-	if (recorder->gpu_only && (event->type < RECORD_GPU || event->type > RECORD_GPU_DROPPED))
+	if (recorder->gpu_only && !record_is_gpu(event->type))
 		return 0;
-	if (event->type >= RECORD_RT_INIT && event->type <= RECORD_WAIT_END)
+	if (record_is_probe_event(event->type))
 		write_names(recorder, event->timestamp, event->tgid, event->tid, NULL, NULL);
 	note_error(recorder, capture_write(recorder->writer, event->type, data, (uint32_t)size));
 	recorder->events++;
-	if (event->type >= RECORD_GPU && event->type <= RECORD_GPU_DROPPED)
+	if (record_is_gpu(event->type))
 		recorder->gpu_records++;
 	if (event->type == RECORD_GPU_LAUNCH)
 		recorder->gpu_launches++;
-	recorder->bytes += size;
 	return 0;
 }
 
@@ -433,6 +438,7 @@ static void read_losses(struct record_bpf *skel, uint64_t losses[RECORD_LOSS__CO
 static void print_status(const struct recorder *recorder, const uint64_t *losses, double seconds,
 			 bool final)
 {
+	struct capture_writer_stats written;
 	char rate[48] = "";
 
 	/* A rate over less than a second says more about the start than the run. */
@@ -440,8 +446,12 @@ static void print_status(const struct recorder *recorder, const uint64_t *losses
 		snprintf(rate, sizeof(rate), ", %.0f events/s", recorder->events / seconds);
 	else if (final)
 		snprintf(rate, sizeof(rate), " in %.2f s", seconds);
-	fprintf(stderr, "%s%llu events (%.1f MiB), %llu lost in the kernel%s%s", final ? "" : "\r",
-		(unsigned long long)recorder->events, recorder->bytes / (1024.0 * 1024.0),
+	written.file_bytes = recorder->written_bytes;
+	if (recorder->writer)
+		capture_writer_stats(recorder->writer, &written);
+	fprintf(stderr, "%s%llu events (%.1f MiB written), %llu lost in the kernel%s%s",
+		final ? "" : "\r", (unsigned long long)recorder->events,
+		written.file_bytes / (1024.0 * 1024.0),
 		(unsigned long long)(losses[RECORD_LOSS_RINGBUF_FULL] +
 				     losses[RECORD_LOSS_STRING_DROPPED] +
 				     losses[RECORD_LOSS_GPU_RINGBUF_FULL]),
@@ -514,6 +524,7 @@ static int open_capture(struct recorder *r, char **target)
 		*target = describe_running_targets();
 	}
 	writer_opts.optrace_version = OPTRACE_VERSION;
+	writer_opts.format_major = env.capture_format;
 	writer_opts.target = *target;
 	/* Which boot of which host: captures of one job merge by host and clock. */
 	if (read_first_line("/proc/sys/kernel/random/boot_id", boot_id)) {
@@ -622,6 +633,7 @@ static int close_capture(struct recorder *r, int err)
 {
 	struct capture_counter counters[CAPTURE_COUNTER__COUNT];
 	uint64_t values[CAPTURE_COUNTER__COUNT], *losses = r->losses;
+	struct capture_writer_stats written;
 	int close_err;
 
 	read_losses(r->skel, losses);
@@ -640,6 +652,9 @@ static int close_capture(struct recorder *r, int err)
 	values[CAPTURE_GPU_LAUNCHES] = r->gpu_launches;
 	for (int i = 0; i < CAPTURE_COUNTER__COUNT; i++)
 		counters[i] = (struct capture_counter){ capture_counter_name(i), values[i] };
+	capture_flush(r->writer); /* an error is the writer's, said by capture_close() */
+	capture_writer_stats(r->writer, &written);
+	r->written_bytes = written.file_bytes;
 	close_err = capture_close(r->writer, counters, CAPTURE_COUNTER__COUNT);
 	r->writer = NULL;
 	if (close_err && !err && !r->error)

@@ -192,8 +192,12 @@ static void print_capture_json(FILE *out, const struct replay *replay, const cha
 	json_string(out, capture_end_name(status->end));
 	fputs(",\"message\":", out);
 	json_string(out, status->message);
-	fprintf(out, ",\"records\":%llu,\"trailing_bytes\":%llu,\"write_error\":",
-		(unsigned long long)status->records, (unsigned long long)status->trailing_bytes);
+	fprintf(out,
+		",\"records\":%llu,\"chunks_damaged\":%llu,\"records_damaged\":%llu,"
+		"\"trailing_bytes\":%llu,\"write_error\":",
+		(unsigned long long)status->records, (unsigned long long)status->damaged_chunks,
+		(unsigned long long)status->damaged_records,
+		(unsigned long long)status->trailing_bytes);
 	if (status->has_trailer && trailer->write_error)
 		json_string(out, strerror(trailer->write_error));
 	else

@@ -349,7 +349,7 @@ static int add_gpu_record(void *ctx, unsigned int type, const void *record, size
 {
 	struct replay *replay = ctx;
 
-	if (type < RECORD_GPU || type > RECORD_GPU_DROPPED)
+	if (!record_is_gpu(type))
 		return 0;
 	return gpu_index_add_record(&replay->gpu, type, record, size);
 }
