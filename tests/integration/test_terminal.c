@@ -462,7 +462,7 @@ START_TEST(test_messages)
 	ck_assert_int_eq(run_err(report_newer, &err), 1);
 	ck_assert_msg(strstr(err, newer) &&
 			      strstr(err, "capture format 9.0 is newer than this optrace reads "
-					  "(format 1.x): read it with a newer optrace"),
+					  "(formats 1.x to 2.x): read it with a newer optrace"),
 		      "%s", err);
 	free(err);
 
