@@ -439,6 +439,180 @@ START_TEST(test_legion_among_planted_logs)
 }
 END_TEST
 
+/* A file of root's, mode 0600, with text: what a write through a planted link would replace. */
+static void write_root_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	ck_assert_int_eq(chmod(path, 0600), 0);
+}
+
+/*
+ * A link of another user's in a parent of the output, not its last folder:
+ * attacked/X -> the secret folder, then outputs at X/dir/out.json,
+ * X/./out.json and X/dir as Legion's folder. Before, the check of the last
+ * folder alone let root write (and remove a stale log) through X.
+ */
+START_TEST(test_link_in_parent)
+{
+	char *link = in_attacked("X"), *dir, *inner, *stale, *through_dot, *through_dir,
+	     *legion_dir;
+	const char *chrome[] = { "export", "--chrome", "-o", NULL, fx.capture, NULL };
+	const char *legion[] = { "export", "--legion", "-o", NULL, fx.capture, NULL };
+	struct snapshot inner_before, stale_before;
+
+	NEED_ROOT();
+	ck_assert_int_ge(asprintf(&dir, "%s/dir", fx.secret), 0);
+	ck_assert_int_ge(asprintf(&inner, "%s/out.json", dir), 0);
+	ck_assert_int_ge(asprintf(&stale, "%s/prof_7.gz", dir), 0);
+	ck_assert_int_ge(asprintf(&through_dir, "%s/dir/out.json", link), 0);
+	ck_assert_int_ge(asprintf(&through_dot, "%s/./out.json", link), 0);
+	ck_assert_int_ge(asprintf(&legion_dir, "%s/dir", link), 0);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	write_root_file(inner, "root's own\n");
+	write_root_file(stale, "an earlier export's log\n");
+	snap(inner, &inner_before);
+	snap(stale, &stale_before);
+	ck_assert_int_eq(symlink(fx.secret, link), 0);
+	ck_assert_int_eq(lchown(link, NOBODY, NOBODY), 0);
+
+	chrome[3] = through_dir;
+	ck_assert_int_ne(run_optrace(chrome), 0);
+	chrome[3] = through_dot;
+	ck_assert_int_ne(run_optrace(chrome), 0);
+	legion[3] = legion_dir;
+	ck_assert_int_ne(run_optrace(legion), 0);
+	assert_untouched(inner, &inner_before, "export through another user's link in a parent");
+	assert_untouched(stale, &stale_before, "export --legion through another user's link");
+	ck_assert_int_eq(entries(fx.secret), 1);
+	ck_assert_int_eq(entries(dir), 2);
+	{
+		char *said = read_file(test_path("stderr.txt"));
+
+		ck_assert_ptr_nonnull(said);
+		ck_assert_msg(strstr(said, "symbolic link of another user"), "said: %s", said);
+		free(said);
+	}
+
+	/* root's own link (as /var/run is) in a folder only root can change: followed */
+	free(link);
+	link = test_path("rootlink");
+	ck_assert_int_eq(symlink(fx.secret, link), 0);
+	free(through_dir);
+	ck_assert_int_ge(asprintf(&through_dir, "%s/dir/new.json", link), 0);
+	chrome[3] = through_dir;
+	ck_assert_int_eq(run_optrace(chrome), 0);
+	ck_assert_int_eq(entries(dir), 3);
+	free(inner_before.text);
+	free(stale_before.text);
+	free(dir);
+	free(inner);
+	free(stale);
+	free(through_dot);
+	free(through_dir);
+	free(legion_dir);
+	free(link);
+}
+END_TEST
+
+/*
+ * A folder of another user's in a sticky folder, flipped between a folder
+ * and a link to the secret folder while root writes below it: refused
+ * whichever it is at the moment (the walk holds each folder it checked).
+ */
+START_TEST(test_folder_flipped_into_link)
+{
+	char *flipped = in_attacked("F"), *aside = in_attacked("F.real"), *out, *target;
+	const char *chrome[] = { "export", "--chrome", "-o", NULL, fx.capture, NULL };
+	int refused = 0, runs = 30;
+	pid_t flipper;
+
+	NEED_ROOT();
+	ck_assert_int_ge(asprintf(&target, "%s/dir", fx.secret), 0);
+	ck_assert_int_eq(mkdir(target, 0700), 0);
+	ck_assert_int_ge(asprintf(&out, "%s/dir/out.json", flipped), 0);
+	flipper = fork();
+	ck_assert_int_ge(flipper, 0);
+	if (flipper == 0) {
+		char *dir;
+
+		if (setgid(NOBODY) || setuid(NOBODY) || mkdir(flipped, 0777) ||
+		    asprintf(&dir, "%s/dir", flipped) < 0 || mkdir(dir, 0777))
+			_exit(1);
+		for (;;) {
+			rename(flipped, aside);
+			symlink(fx.secret, flipped);
+			unlink(flipped);
+			rename(aside, flipped);
+		}
+	}
+	chrome[3] = out;
+	for (int i = 0; i < runs; i++)
+		refused += run_optrace(chrome) != 0;
+	reap_within(flipper, SIGKILL, 5);
+	ck_assert_int_eq(refused, runs);
+	ck_assert_int_eq(entries(fx.secret), 1);
+	ck_assert_int_eq(entries(target), 0);
+	free(target);
+	free(out);
+	free(aside);
+	free(flipped);
+}
+END_TEST
+
+/* A whole file's bytes (a capture holds NULs), into *size. */
+static char *read_bytes(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "re");
+	char *bytes = NULL;
+	long length;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	length = ftell(f);
+	ck_assert_int_ge(length, 0);
+	rewind(f);
+	bytes = malloc((size_t)length + 1);
+	ck_assert_ptr_nonnull(bytes);
+	*size = fread(bytes, 1, (size_t)length, f);
+	ck_assert_int_eq(*size, (size_t)length);
+	fclose(f);
+	return bytes;
+}
+
+/* -o /proc/self/fd/N and /dev/fd/N for the input: refused by what they are, whatever the name. */
+START_TEST(test_output_is_input_by_descriptor)
+{
+	const char *report[] = { "report", "-o", NULL, fx.capture, NULL };
+	const char *names[] = { "/proc/self/fd/%d", "/dev/fd/%d" };
+	size_t size, size_now;
+	char output[64], *before;
+	int fd;
+
+	NEED_ROOT();
+	before = read_bytes(fx.capture, &size);
+	/* inherited by optrace: no O_CLOEXEC */
+	fd = open(fx.capture, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *now;
+
+		snprintf(output, sizeof(output), names[i], fd);
+		report[2] = output;
+		ck_assert_int_ne(run_optrace(report), 0);
+		now = read_bytes(fx.capture, &size_now);
+		ck_assert_msg(size_now == size && !memcmp(now, before, size),
+			      "report -o %s wrote into its input", output);
+		free(now);
+	}
+	close(fd);
+	free(before);
+}
+END_TEST
+
 /* The file a process maps as liboptrace, as its /proc/PID/maps names it, into path. */
 static void mapped_liboptrace(pid_t pid, char *path, size_t size)
 {
@@ -633,6 +807,9 @@ int main(void)
 	tcase_add_test(outputs, test_symlinked_output_folder);
 	tcase_add_test(outputs, test_shared_folder_refused);
 	tcase_add_test(outputs, test_legion_among_planted_logs);
+	tcase_add_test(outputs, test_link_in_parent);
+	tcase_add_test(outputs, test_folder_flipped_into_link);
+	tcase_add_test(outputs, test_output_is_input_by_descriptor);
 	suite_add_tcase(suite, outputs);
 	tcase_set_timeout(targets, 300);
 	tcase_add_checked_fixture(targets, test_dir_setup, test_dir_teardown);

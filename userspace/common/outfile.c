@@ -11,13 +11,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
+#include <linux/openat2.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/diag.h"
@@ -110,6 +114,13 @@ static bool same_as_input(const struct stat *st, const char *const *inputs, int 
 	return false;
 }
 
+static bool is_input_fd(int fd, const char *const *inputs, int input_count)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && same_as_input(&st, inputs, input_count);
+}
+
 bool out_file_is_input(const char *path, const char *const *inputs, int input_count)
 {
 	struct stat st;
@@ -131,63 +142,240 @@ static bool ours(uid_t uid)
 
 /*
  * A folder someone other than root and us can change entries of: another
- * user owns it, or may write it, without the sticky bit that keeps each
- * user to the entries they own.
+ * user owns it (the owner of a sticky folder may still rename every entry
+ * in it), or may write it without the sticky bit that keeps each user to
+ * the entries they own.
  */
 static bool shared(const struct stat *st)
 {
+	if (!ours(st->st_uid))
+		return true;
 	if (st->st_mode & S_ISVTX)
 		return false;
-	return !ours(st->st_uid) || st->st_mode & S_IWOTH ||
+	return st->st_mode & S_IWOTH ||
 	       (st->st_mode & S_IWGRP && st->st_gid != 0 && st->st_gid != getegid());
 }
 
-static int check_folder(int dir, const char *path)
+/*
+ * The walk to an output's folder, one component at a time, each relative to
+ * the descriptor of the folder before it: a folder checked is the folder
+ * the next step starts from, so nothing swapped in by name after a check is
+ * ever used. A symbolic link is followed only if root or we own it (root's
+ * /var/run), as the folder holding it is one only root and we can change;
+ * the kernel's own resolution is never asked to follow one.
+ */
+struct walk {
+	int dir;	      /* the folder reached; -1 before the first */
+	char shown[PATH_MAX]; /* its path as walked, for messages */
+	int links;	      /* links followed, at most as many as the kernel's */
+};
+
+#define WALK_LINKS_MAX 40
+
+/*
+ * openat2(2) with RESOLVE_NO_SYMLINKS where the kernel has it (5.6+; asked
+ * once: ENOSYS says no), else openat(2) with O_NOFOLLOW: a link, magic ones
+ * such as /proc/self/fd/N included, is refused rather than followed.
+ */
+static int open_step(int dir, const char *name)
+{
+	static bool no_openat2;
+	int flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, fd;
+
+	if (!no_openat2) {
+		struct open_how how = {
+			.flags = (uint64_t)flags,
+			.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+
+		fd = (int)syscall(SYS_openat2, dir, name, &how, sizeof(how));
+		if (fd >= 0 || errno != ENOSYS)
+			return fd;
+		no_openat2 = true;
+	}
+	return openat(dir, name, flags);
+}
+
+/* What goes between the walk's path and a name after it, in messages. */
+static const char *separator(const struct walk *w)
+{
+	size_t length = strlen(w->shown);
+
+	return length && w->shown[length - 1] == '/' ? "" : "/";
+}
+
+/* The walk's path grown by name (its length, as snprintf's: cut past the buffer). */
+static int shown_append(struct walk *w, const char *name)
+{
+	size_t length = strlen(w->shown);
+
+	return snprintf(w->shown + length, sizeof(w->shown) - length, "%s%s", separator(w), name);
+}
+
+/* The walk moved to the folder fd (taken, or a negative errno), checked on that descriptor. */
+static int walk_to(struct walk *w, int fd)
 {
 	struct stat st;
 
-	if (fstat(dir, &st))
+	if (fd < 0) {
+		out_diag("cannot open the folder %s: %s", w->shown, strerror(-fd));
+		return fd;
+	}
+	if (w->dir >= 0)
+		close(w->dir);
+	w->dir = fd;
+	if (fstat(fd, &st))
 		return -errno;
 	if (!S_ISDIR(st.st_mode)) {
-		out_diag("%s is not a directory: give the folder to write in", path);
+		out_diag("%s is not a directory: give the folder to write in", w->shown);
 		return -ENOTDIR;
 	}
-	if (shared(&st) && !allow_shared) {
+	if (shared(&st)) {
 		out_diag("%s can be changed by another user (uid %u owns it, mode %04o): a file "
 			 "optrace writes there could be swapped or read; write into a folder only "
 			 "root and you can change, or give --force",
-			 path, (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
+			 w->shown, (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
 		return -EPERM;
 	}
 	return 0;
 }
 
-/* The folder path, its last component no symbolic link (unless --force), checked. */
+static int walk_components(struct walk *w, const char *path);
+
+/* The link name in the folder reached: followed if root's or ours, else refused. */
+static int walk_link(struct walk *w, const char *name, const struct stat *link, const char *rest)
+{
+	char target[PATH_MAX], *next;
+	ssize_t length;
+	int err;
+
+	if (!ours(link->st_uid)) {
+		out_diag("%s%s%s is a symbolic link of another user (uid %u): optrace follows no "
+			 "link someone else could have planted on the way to an output; give the "
+			 "path it points to, or --force",
+			 w->shown, separator(w), name, (unsigned int)link->st_uid);
+		return -ELOOP;
+	}
+	if (++w->links > WALK_LINKS_MAX) {
+		out_diag("%s%s%s: too many symbolic links on the way", w->shown, separator(w),
+			 name);
+		return -ELOOP;
+	}
+	length = readlinkat(w->dir, name, target, sizeof(target) - 1);
+	if (length < 0) {
+		err = -errno;
+		out_diag("cannot read the link %s%s%s: %s", w->shown, separator(w), name,
+			 strerror(-err));
+		return err;
+	}
+	target[length] = '\0';
+	if (asprintf(&next, "%s/%s", target, rest) < 0)
+		return -ENOMEM;
+	err = walk_components(w, next);
+	free(next);
+	return err;
+}
+
+/* Every component of path from the folder reached (from / if path is absolute). */
+static int walk_components(struct walk *w, const char *path)
+{
+	char *copy = strdup(path), *cursor, *name;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	if (path[0] == '/') {
+		snprintf(w->shown, sizeof(w->shown), "/");
+		err = walk_to(w, open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+	}
+	for (cursor = copy; !err && (name = strsep(&cursor, "/"));) {
+		struct stat st;
+		int fd;
+
+		if (!*name || !strcmp(name, "."))
+			continue;
+		if (fstatat(w->dir, name, &st, AT_SYMLINK_NOFOLLOW)) {
+			err = -errno;
+			out_diag("cannot open the folder %s%s%s: %s", w->shown, separator(w), name,
+				 strerror(-err));
+			break;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			err = walk_link(w, name, &st, cursor ? cursor : "");
+			break; /* the rest was walked after the link's target */
+		}
+		fd = open_step(w->dir, name);
+		if (fd < 0)
+			fd = -errno;
+		shown_append(w, name);
+		if (fd == -ENOTDIR || fd == -ELOOP) {
+			/* never a folder, or a link since the look above: not written into */
+			out_diag("%s is not a directory (or was just replaced by a link): give the "
+				 "folder to write in",
+				 w->shown);
+			err = fd;
+			break;
+		}
+		err = walk_to(w, fd);
+	}
+	free(copy);
+	return err;
+}
+
+/*
+ * The folder at path walked as above; a descriptor that can also be read
+ * (export --legion lists its folder), or a negative errno, said.
+ */
+static int walk_folder(const char *path)
+{
+	struct walk w = { .dir = -1 };
+	int err, fd;
+
+	/* A relative path from here: the working folder is checked, not the way to it. */
+	if (path[0] != '/') {
+		snprintf(w.shown, sizeof(w.shown), ".");
+		fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		err = walk_to(&w, fd < 0 ? -errno : fd);
+		if (err)
+			goto fail;
+	}
+	err = walk_components(&w, path);
+	if (err)
+		goto fail;
+	/* Reopened readable through "." of the folder held: no name is looked up again. */
+	fd = openat(w.dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES)
+		return w.dir; /* a folder we may only pass through: written into all the same */
+	if (fd < 0) {
+		err = -errno;
+		out_diag("cannot open the folder %s: %s", path, strerror(-err));
+		goto fail;
+	}
+	close(w.dir);
+	return fd;
+fail:
+	if (w.dir >= 0)
+		close(w.dir);
+	return err;
+}
+
+/* The folder path: walked and checked, or (--force) opened as the kernel resolves it. */
 static int open_folder(const char *path)
 {
-	int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), err;
+	struct stat st;
+	int dir, err;
 
-	if (dir < 0 && errno == ELOOP) {
-		if (!allow_shared) {
-			out_diag("%s is a symbolic link: optrace writes only into a folder it "
-				 "opens itself, as another user may have planted the link; give "
-				 "the folder it points to, or --force",
-				 path);
-			return -ELOOP;
-		}
-		dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	}
-	if (dir < 0) {
+	if (!allow_shared)
+		return walk_folder(path);
+	dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0 || fstat(dir, &st)) {
 		err = -errno;
 		if (err == -ENOTDIR)
 			out_diag("%s is not a directory: give the folder to write in", path);
 		else
 			out_diag("cannot open the folder %s: %s", path, strerror(-err));
-		return err;
-	}
-	err = check_folder(dir, path);
-	if (err) {
-		close(dir);
+		if (dir >= 0)
+			close(dir);
 		return err;
 	}
 	return dir;
@@ -195,14 +383,33 @@ static int open_folder(const char *path)
 
 int out_dir_open(const char *path, bool *made)
 {
-	*made = !mkdir(path, 0755);
-	if (!*made && errno != EEXIST) {
-		int err = -errno;
+	char *copy = strdup(path), *base_copy = strdup(path);
+	int parent = -1, err;
 
-		out_diag("cannot create %s: %s", path, strerror(-err));
-		return err;
+	*made = false;
+	if (!copy || !base_copy) {
+		err = -ENOMEM;
+		goto done;
 	}
-	return open_folder(path);
+	/* Made in its parent, reached as any output's folder is, then walked to itself. */
+	parent = open_folder(dirname(copy));
+	if (parent < 0) {
+		err = parent;
+		goto done;
+	}
+	*made = !mkdirat(parent, basename(base_copy), 0755);
+	if (!*made && errno != EEXIST) {
+		err = -errno;
+		out_diag("cannot create %s: %s", path, strerror(-err));
+		goto done;
+	}
+	err = open_folder(path);
+done:
+	if (parent >= 0)
+		close(parent);
+	free(copy);
+	free(base_copy);
+	return err;
 }
 
 /* Best effort: a file root rewrites for a user stays the user's, with its mode. */
@@ -390,6 +597,17 @@ int out_file_open(struct out_file *out, const char *path, unsigned int flags,
 		if (fd < 0) {
 			fd = -errno;
 			out_diag("cannot open %s: %s", path, strerror(-fd));
+			goto done;
+		}
+		/* By what it is, not its name: the input itself, given as one of our descriptors.
+		 */
+		if (is_input_fd(fd, inputs, input_count)) {
+			out_diag(
+				"%s is also an input of this command, which would destroy it: give "
+				"another output",
+				path);
+			close(fd);
+			fd = -EINVAL;
 		}
 		goto done;
 	}

@@ -3,10 +3,11 @@
  * Every file optrace creates goes through here. optrace runs as root in
  * folders other users can write, so a file is never opened through a path
  * someone else could have planted something at:
- *  - the folder is opened once (its last component not a symbolic link)
- *    and checked on that descriptor: one that another user can write
- *    without the sticky bit, or that another user owns, is refused unless
- *    out_file_allow_shared() (--force);
+ *  - the path to the folder is walked one component at a time, each step
+ *    relative to the folder before it and checked on its descriptor: a
+ *    folder that another user owns, or can write without the sticky bit,
+ *    is refused, and so is a symbolic link anywhere on the way unless root
+ *    or we own it, unless out_file_allow_shared() (--force);
  *  - the contents go to a temporary file of an unguessable name made in
  *    it with O_CREAT | O_EXCL | O_NOFOLLOW, renamed over the output once
  *    whole (out_file_commit: renameat replaces a link or a planted file,
@@ -15,8 +16,8 @@
  *  - an output that is a character device or a FIFO (/dev/null, a pipe
  *    the user made) is written in place, only if it belongs to root or to
  *    us; /dev/stdout, /dev/fd/N and /proc/self/fd/N name a descriptor and
- *    are written in place too; an existing output that is one of the
- *    command's inputs is refused.
+ *    are written in place too; an output that is one of the command's
+ *    inputs (by device and inode, whatever its name) is refused.
  */
 #ifndef OPTRACE_OUTFILE_H
 #define OPTRACE_OUTFILE_H
@@ -42,7 +43,7 @@ struct out_file {
  */
 #define OUT_FILE_NOW 2u
 
-/* --force: folders other users can write, symbolic links to folders, are used anyway. */
+/* --force: folders other users can write, their symbolic links to folders, are used anyway. */
 void out_file_allow_shared(bool allow);
 
 /* The option that names the outputs ("-o"): every message then starts with it. */
