@@ -566,6 +566,9 @@ CAPTURE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(wildcard userspace/capture/*.c) \
 $(OUTPUT)/bench/gen_capture: bench/gen_capture.c $(CAPTURE_OBJS) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(OPTRACE_CFLAGS) -o $@ $< $(CAPTURE_OBJS) -lz
+$(OUTPUT)/bench/capture_codec: bench/capture_codec.c $(CAPTURE_OBJS) | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(OPTRACE_CFLAGS) -o $@ $< $(CAPTURE_OBJS) -lz
 
 bench: $(BENCH_BINS)
 

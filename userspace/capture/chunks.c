@@ -146,31 +146,6 @@ static int finish_io(struct capture_reader *r, int err)
 	return err;
 }
 
-/* Format 2: every record decodes, and there are count of them: NULL, or what is wrong. */
-static const char *check_compact_records(struct capture_reader *r, uint32_t size, uint32_t count,
-					 uint64_t *data_bytes, int *err)
-{
-	struct decoded_record record;
-	const char *why = NULL;
-	uint64_t n = 0, bytes = 0;
-	size_t pos = 0;
-
-	record_codec_reset(&r->codec);
-	while (pos < size) {
-		*err = record_decode(&r->codec, r->payload, size, &pos, &r->decoded, &record, &why);
-		if (*err <= 0)
-			return *err ? "out of memory" : why;
-		bytes += record.size;
-		n++;
-	}
-	*err = 0;
-	record_codec_reset(&r->codec);
-	if (n != count)
-		return "its record count is wrong";
-	*data_bytes = bytes;
-	return NULL;
-}
-
 /* The records of a payload whose CRC is right: NULL, or what is wrong. */
 static const char *check_records(const uint8_t *payload, uint32_t size, uint32_t count,
 				 uint64_t *data_bytes)
@@ -348,14 +323,18 @@ static int accept_records(struct capture_reader *r)
 	struct chunk_info *c = &r->chunk;
 	uint64_t data_bytes = 0;
 	const char *wrong;
-	int err = 0;
 
-	if (r->header.version_major >= 2)
-		wrong = check_compact_records(r, c->payload_size, c->records, &data_bytes, &err);
-	else
+	if (r->header.version_major >= 2) {
+		/*
+		 * Decoded as they are read (capture_next()): the CRC was right,
+		 * so only a writer's bug makes a record undecodable, and then the
+		 * chunk's rest is counted as damaged there.
+		 */
+		record_codec_reset(&r->codec);
+		wrong = NULL;
+	} else {
 		wrong = check_records(r->payload, c->payload_size, c->records, &data_bytes);
-	if (err)
-		return finish_io(r, err);
+	}
 	if (wrong) {
 		c->crc_ok = false;
 		return damaged(r, wrong);
@@ -558,34 +537,61 @@ int capture_read_chunk(struct capture_reader *r)
 	return 0;
 }
 
+/*
+ * A format-2 record of the chunk being read does not decode: the chunk's
+ * records from it on are lost, counted as a damaged chunk's.
+ */
+static void lose_chunk_rest(struct capture_reader *r, const char *why)
+{
+	struct capture_status *s = &r->status;
+	uint64_t lost = (uint64_t)r->records_left + 1;
+
+	if (!s->damaged_chunks)
+		snprintf(r->first_damage, sizeof(r->first_damage),
+			 "chunk %" PRIu64 " at offset %" PRIu64 " is damaged (%.80s)", r->chunk.seq,
+			 r->chunk.offset, why);
+	s->damaged_chunks++;
+	s->damaged_records += lost;
+	s->records -= lost;
+	r->records_left = 0;
+	describe_damage(r);
+}
+
 int capture_next(struct capture_reader *r, struct capture_record *record)
 {
 	const uint8_t *p;
 	int err;
 
-	while (!r->records_left) {
-		if (r->status.end != CAPTURE_END_NONE)
-			return 0;
-		err = capture_read_chunk(r);
-		if (err <= 0)
-			return err;
-	}
-	record->chunk = r->chunk.seq;
-	r->records_left--;
-	if (r->header.version_major >= 2) {
+	for (;;) {
 		struct decoded_record decoded;
 		const char *why;
 
-		/* The chunk decoded whole when it was read: only memory can fail here. */
+		while (!r->records_left) {
+			if (r->status.end != CAPTURE_END_NONE)
+				return 0;
+			err = capture_read_chunk(r);
+			if (err <= 0)
+				return err;
+		}
+		record->chunk = r->chunk.seq;
+		if (r->header.version_major < 2)
+			break;
 		err = record_decode(&r->codec, r->payload, r->chunk.payload_size, &r->record_pos,
 				    &r->decoded, &decoded, &why);
-		if (err <= 0)
-			return err ? err : -EIO;
+		if (err < 0)
+			return err;
+		if (err == 0) {
+			lose_chunk_rest(r, why);
+			continue;
+		}
+		r->records_left--;
+		r->status.record_bytes += decoded.size;
 		record->type = decoded.type;
 		record->size = decoded.size;
 		record->data = decoded.data;
 		return 1;
 	}
+	r->records_left--;
 	p = r->payload + r->record_pos;
 	record->size = get_le32(p);
 	record->type = get_le16(p + 4);

@@ -78,7 +78,7 @@ static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
 
 static inline uint64_t zigzag(uint64_t delta)
 {
-	return (delta << 1) ^ (uint64_t)((int64_t)delta >> 63);
+	return (delta << 1) ^ (0 - (delta >> 63)); /* the sign bit, spread */
 }
 
 static inline uint64_t unzigzag(uint64_t v)
