@@ -36,6 +36,7 @@
 #include <optrace/abi.h>
 
 #include "http_get.h"
+#include "json_read.h"
 #include "testlib.h"
 #include "bpf/events.h"
 #include "capture/capture.h"
@@ -613,6 +614,167 @@ START_TEST(test_output_is_input_by_descriptor)
 }
 END_TEST
 
+/*
+ * A small file system of its own, mounted on path (16 pages): full after a
+ * few reports. In a mount namespace of this test's own, which optrace
+ * inherits: the mount goes with the test even when it fails.
+ */
+static void mount_small(const char *path)
+{
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	ck_assert_msg(!mount("tmpfs", path, "tmpfs", 0, "size=64k,mode=0755"),
+		      "cannot mount a tmpfs on %s: %s", path, strerror(errno));
+}
+
+static void unmount_small(const char *path)
+{
+	ck_assert_int_eq(umount2(path, MNT_DETACH), 0);
+	rmdir(path);
+}
+
+/* Fills the file system at folder until a write fails: no byte left. */
+static void fill(const char *folder)
+{
+	char *path, block[4096];
+	int fd;
+
+	memset(block, 'x', sizeof(block));
+	ck_assert_int_ge(asprintf(&path, "%s/filler", folder), 0);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	while (write(fd, block, sizeof(block)) > 0)
+		;
+	while (write(fd, block, 1) > 0)
+		;
+	close(fd);
+	free(path);
+}
+
+/* stat -q [--json] -o output ARGS -- the demo: its exit status; what it said into *said. */
+static int stat_into(const char *output, bool json, const char *interval, char **said)
+{
+	char *err = test_path("stat-stderr.txt");
+	char *argv[24];
+	int argc = 0, status;
+
+	argv[argc++] = (char *)optrace();
+	argv[argc++] = "stat";
+	argv[argc++] = "-q";
+	if (json)
+		argv[argc++] = "--json";
+	argv[argc++] = "-o";
+	argv[argc++] = (char *)output;
+	if (interval) {
+		argv[argc++] = "-d";
+		argv[argc++] = "60";
+		argv[argc++] = (char *)interval;
+	}
+	argv[argc++] = "--";
+	argv[argc++] = DEMO;
+	argv[argc++] = "-w";
+	argv[argc++] = "stats";
+	argv[argc++] = "-q";
+	argv[argc++] = "--truth";
+	argv[argc++] = "/dev/null";
+	if (interval)
+		argv[argc++] = "--forever";
+	argv[argc] = NULL;
+	status = run_command(argv, NULL, err, 90);
+	ck_assert_msg(status != -1, "stat -o %s hung", output);
+	*said = read_file(err);
+	ck_assert_ptr_nonnull(*said);
+	free(err);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/*
+ * stat -o and stat --json -o on a full disk: a non-zero status and a
+ * sentence, never status 0 with an empty or cut file. One report: the
+ * file that was there stays as it was, and no temporary is left.
+ */
+START_TEST(test_stat_full_disk)
+{
+	bool json = _i;
+	char *small = test_path("small"), *old, *said;
+	struct snapshot before;
+
+	NEED_ROOT();
+	NEED_BPF();
+	ck_assert_int_ne(stat_into("/dev/full", json, NULL, &said), 0);
+	ck_assert_msg(strstr(said, "cannot write /dev/full: No space left"), "said: %s", said);
+	free(said);
+
+	mount_small(small);
+	ck_assert_int_ge(asprintf(&old, "%s/old.txt", small), 0);
+	write_root_file(old, "the report of an earlier run\n");
+	snap(old, &before);
+	fill(small);
+	ck_assert_int_ne(stat_into(old, json, NULL, &said), 0);
+	ck_assert_msg(strstr(said, "No space left"), "said: %s", said);
+	assert_untouched(old, &before, "stat -o on a full disk");
+	ck_assert_int_eq(entries(small), 2); /* the filler and old.txt: no temporary left */
+	free(said);
+	free(before.text);
+	free(old);
+	unmount_small(small);
+	free(small);
+}
+END_TEST
+
+/*
+ * With an interval the file fills as stat goes: when the disk is full it
+ * is cut back to its last whole report, and stat says so and fails.
+ */
+START_TEST(test_stat_full_disk_interval)
+{
+	bool json = _i;
+	char *small = test_path("small"), *out, *said, *text, *line, *cursor;
+	int reports = 0;
+
+	NEED_ROOT();
+	NEED_BPF();
+	mount_small(small);
+	ck_assert_int_ge(asprintf(&out, "%s/%s", small, json ? "stat.json" : "stat.txt"), 0);
+	ck_assert_int_ne(stat_into(out, json, "0.2", &said), 0);
+	ck_assert_msg(strstr(said, "No space left") && strstr(said, "whole report"), "said: %s",
+		      said);
+	text = read_file(out);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_msg(!*text || text[strlen(text) - 1] == '\n', "the file ends in a cut line");
+	if (!json && *text) {
+		const char *last = NULL;
+
+		/* nothing after the last report's last line (lost: ...) */
+		for (const char *at = text; (at = strstr(at, "lost: ")); at++)
+			last = at;
+		ck_assert_msg(last && !strchr(last, '\n')[1], "the last report is cut: %s",
+			      last ? last : text);
+	}
+	for (cursor = text; (line = strsep(&cursor, "\n"));) {
+		if (json && *line) {
+			struct jv *report = jv_parse(line);
+
+			ck_assert_msg(report, "a report is not whole JSON: %.80s", line);
+			jv_free(report);
+			reports++;
+		} else if (!json && !strncmp(line, "lost: ", 6)) {
+			reports++;
+		} else if (!json && !cursor) {
+			ck_assert_str_eq(line, ""); /* the last report ends with its lost: line */
+		}
+	}
+	printf("stat%s -o on a full 64 KiB disk: %d whole reports kept; said: %s",
+	       json ? " --json" : "", reports, said);
+	free(text);
+	free(said);
+	free(out);
+	unmount_small(small);
+	free(small);
+}
+END_TEST
+
 /* The file a process maps as liboptrace, as its /proc/PID/maps names it, into path. */
 static void mapped_liboptrace(pid_t pid, char *path, size_t size)
 {
@@ -799,6 +961,7 @@ int main(void)
 	Suite *suite = suite_create("attack");
 	TCase *outputs = tcase_create("outputs");
 	TCase *targets = tcase_create("targets");
+	TCase *faults = tcase_create("faults");
 
 	tcase_set_timeout(outputs, 300);
 	tcase_add_checked_fixture(outputs, setup, teardown);
@@ -816,5 +979,10 @@ int main(void)
 	tcase_add_test(targets, test_fifo_covered_library);
 	tcase_add_test(targets, test_fifo_covered_library_serve);
 	suite_add_tcase(suite, targets);
+	tcase_set_timeout(faults, 300);
+	tcase_add_checked_fixture(faults, test_dir_setup, test_dir_teardown);
+	tcase_add_loop_test(faults, test_stat_full_disk, 0, 2);
+	tcase_add_loop_test(faults, test_stat_full_disk_interval, 0, 2);
+	suite_add_tcase(suite, faults);
 	return run_suite(suite);
 }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
@@ -42,7 +43,8 @@ static struct {
 	bool timestamps;    /* -T: each interval's report starts with the time */
 	const char *output; /* -o: the reports go there, not to stdout */
 	FILE *out;
-	int printed; /* reports printed so far */
+	int printed;	 /* reports printed so far */
+	off_t out_whole; /* -o with an interval: where the last whole report ends */
 } env;
 
 static struct top_screen screen;
@@ -201,6 +203,37 @@ static void hint_children(void)
 	}
 }
 
+/*
+ * The report just printed, flushed and checked: a full disk or a closed
+ * pipe ends stat with a message, not a cut report and status 0. A file
+ * written as it goes (-o with an interval) is cut back to its last whole
+ * report, so that what it holds is whole.
+ */
+static int report_written(void)
+{
+	const char *name = env.output ? env.output : "the output";
+	int err = 0;
+
+	errno = 0;
+	if (fflush(env.out) || ferror(env.out))
+		err = errno ? -errno : -EIO;
+	if (!err) {
+		if (env.output && env.interval_ms)
+			env.out_whole = ftello(env.out);
+		return 0;
+	}
+	/* What stdio still holds would land past the cut when the stream is closed. */
+	__fpurge(env.out);
+	if (env.output && env.interval_ms && env.out_whole >= 0 &&
+	    !ftruncate(fileno(env.out), env.out_whole) &&
+	    lseek(fileno(env.out), env.out_whole, SEEK_SET) == env.out_whole)
+		diag("cannot write %s: %s; it holds the %d whole report%s printed before", name,
+		     strerror(-err), env.printed, env.printed == 1 ? "" : "s");
+	else
+		diag("cannot write %s: %s", name, strerror(-err));
+	return err;
+}
+
 static int print_snapshot(struct stat_bpf *skel, bool clear)
 {
 	struct stat_snapshot snapshot;
@@ -232,7 +265,11 @@ static int print_snapshot(struct stat_bpf *skel, bool clear)
 		}
 		env.print.width = text_output_width(env.out, common_flags.wide);
 		stat_print(env.out, &snapshot, &env.print);
-		fflush(env.out);
+		err = report_written();
+		if (err) {
+			stat_snapshot_free(&snapshot);
+			return err;
+		}
 		if (!snapshot.op_count && !snapshot.task_count && !common_flags.quiet)
 			hint_children();
 	}
@@ -264,7 +301,9 @@ static int run(int argc, char **argv, const struct argp *argp)
 		int fd;
 
 		out_file_named_by("-o");
-		fd = out_file_open(&output, env.output, OUT_FILE_NOW, NULL, 0);
+		/* One report: put in place once whole; one per interval: there as they come. */
+		fd = out_file_open(&output, env.output, env.interval_ms ? OUT_FILE_NOW : 0, NULL,
+				   0);
 
 		env.out = fd < 0 ? NULL : fdopen(fd, "w");
 		if (!env.out) {
@@ -341,7 +380,11 @@ cleanup:
 			diag("cannot write %s: %s", env.output, strerror(errno));
 			err = -EIO;
 		}
-		out_file_commit(&output);
+		/* A report cut by an error never takes the place of what was there. */
+		if (err && !env.interval_ms)
+			out_file_discard(&output);
+		else if (out_file_commit(&output) && !err)
+			err = -EIO;
 	}
 	stat_bpf__destroy(skel);
 	/* The command's status first, as time(1) and perf stat give it. */
