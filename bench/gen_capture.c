@@ -7,6 +7,9 @@
  * thread, then an API record and a kernel record, 17 events an operation),
  * the GPU records delivered late in batches of 4096, as CUPTI does.
  *
+ * With OPTRACE_CAPTURE_FORMAT=1 in the environment it writes format 1, to
+ * compare the formats on the same records.
+ *
  * Usage: gen_capture FILE N [--gpu]
  */
 #include <linux/types.h>
@@ -143,6 +146,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	target = strtoull(argv[2], NULL, 10);
+	if (getenv("OPTRACE_CAPTURE_FORMAT"))
+		opts.format_major = (uint16_t)atoi(getenv("OPTRACE_CAPTURE_FORMAT"));
 	if (capture_writer_open(&writer, argv[1], &opts))
 		return 1;
 	/* After the header's clock: exports draw times relative to it, not clamped at 0. */

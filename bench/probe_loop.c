@@ -37,6 +37,7 @@ static struct {
 	int arm;
 	int names;
 	int mode;
+	long rate; /* operations a second, 0: as fast as it goes */
 } env = { .iterations = 2000000, .names = 1 };
 
 /* Distinct strings, as a runtime's operations and call sites are. */
@@ -60,7 +61,8 @@ static const char doc[] = "Fire op_begin/op_end probes in a loop; print ns per p
 			  "    probe_loop --wait &   # attach a tracer, then: kill -USR1 $!\n"
 			  "    probe_loop -t 8 -n 200000   # 8 threads: CPU ns per hit of each\n"
 			  "    probe_loop --arm      # the fast path's library half alone\n"
-			  "    probe_loop --names 16 --mode   # a runtime's mix: 16 names, modes\n";
+			  "    probe_loop --names 16 --mode   # a runtime's mix: 16 names, modes\n"
+			  "    probe_loop --mode -r 1000000 -n 8000000   # 8 s of 3 M events/s\n";
 
 static const struct argp_option options[] = {
 	{ "iterations", 'n', "N", 0, "Operations to run (default 2000000)", 0 },
@@ -69,6 +71,7 @@ static const struct argp_option options[] = {
 	{ "arm", 'a', NULL, 0, "Arm the batch probe without a tracer (the library's cost)", 0 },
 	{ "names", 'N', "N", 0, "Take N names and call sites in turn (1 to 16, default 1)", 0 },
 	{ "mode", 'm', NULL, 0, "Announce each operation's mode: three events an operation", 0 },
+	{ "rate", 'r', "N", 0, "N operations a second at most (a steady state to record)", 0 },
 	{},
 };
 
@@ -96,6 +99,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return 0;
 	case 'm':
 		env.mode = 1;
+		return 0;
+	case 'r':
+		env.rate = strtol(arg, &end, 10);
+		if (*end || env.rate <= 0)
+			argp_error(state, "'%s' is not a positive rate", arg);
 		return 0;
 	case 't':
 		env.threads = (int)strtol(arg, &end, 10);
@@ -142,9 +150,30 @@ static int arm_batch_probe(void)
 	return 0;
 }
 
+/* With --rate: sleeps until operation done is due. */
+static void keep_pace(const struct timespec *start, long done)
+{
+	struct timespec now, due;
+	double due_s = (double)done / (double)env.rate;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((double)(now.tv_sec - start->tv_sec) + (now.tv_nsec - start->tv_nsec) / 1e9 >= due_s)
+		return;
+	due.tv_sec = start->tv_sec + (time_t)due_s;
+	due.tv_nsec = start->tv_nsec + (long)((due_s - (double)(time_t)due_s) * 1e9);
+	if (due.tv_nsec >= 1000000000) {
+		due.tv_sec++;
+		due.tv_nsec -= 1000000000;
+	}
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL);
+}
+
 static void run_loop(void)
 {
-	if (env.names == 1 && !env.mode) {
+	struct timespec start;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	if (env.names == 1 && !env.mode && !env.rate) {
 		/* The loop as it always was: one name, two events. */
 		for (long i = 0; i < env.iterations; i++) {
 			uint64_t op = optrace_op_begin("bench.op", "probe_loop.c:1");
@@ -161,6 +190,8 @@ static void run_loop(void)
 			optrace_op_mode(op, which & 1 ? OPTRACE_MODE_EAGER : OPTRACE_MODE_DEFERRED,
 					OPTRACE_MODE_REASON_BELOW_THRESHOLD);
 		optrace_op_end(op, OPTRACE_STATUS_OK);
+		if (env.rate && i % 1000 == 999)
+			keep_pace(&start, i + 1);
 	}
 }
 
