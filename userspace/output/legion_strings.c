@@ -92,10 +92,8 @@ struct text_out {
 	bool overflow; /* something did not fit */
 };
 
-static void out_raw(struct text_out *out, const char *text)
+static void out_bytes(struct text_out *out, const char *text, size_t n)
 {
-	size_t n = strlen(text);
-
 	if (n > out->limit - out->length) {
 		out->overflow = true;
 		return;
@@ -103,6 +101,11 @@ static void out_raw(struct text_out *out, const char *text)
 	memcpy(out->buffer + out->length, text, n);
 	out->length += n;
 	out->buffer[out->length] = '\0';
+}
+
+static void out_raw(struct text_out *out, const char *text)
+{
+	out_bytes(out, text, strlen(text));
 }
 
 #define BROKEN_BAR "\xc2\xa6" /* U+00A6, for '|' */
@@ -151,17 +154,23 @@ static void out_legacy(struct text_out *out, const char *text, size_t cap)
 		{ '\\', "\xe2\x88\x96" }, /* U+2216 */
 	};
 	char clean[HUMAN_MAX + 1];
-	char piece[2] = "";
+	const char *run = clean;
 
 	legion_prof_sanitize(clean, cap + 1 < sizeof(clean) ? cap + 1 : sizeof(clean), text);
-	for (const char *c = clean; *c; c++) {
+	/* Runs of characters that stay are copied whole, a look-alike in between. */
+	for (const char *c = clean;; c++) {
 		const char *as = NULL;
 
-		for (size_t i = 0; i < sizeof(look_alikes) / sizeof(look_alikes[0]); i++)
+		for (size_t i = 0; *c && i < sizeof(look_alikes) / sizeof(look_alikes[0]); i++)
 			if (*c == look_alikes[i].c)
 				as = look_alikes[i].as;
-		piece[0] = *c;
-		out_raw(out, as ? as : piece);
+		if (!as && *c)
+			continue;
+		out_bytes(out, run, (size_t)(c - run));
+		if (!*c)
+			break;
+		out_raw(out, as);
+		run = c + 1;
 	}
 }
 
