@@ -94,26 +94,30 @@ static uint64_t field_value(uint64_t *state, uint64_t near)
 	}
 }
 
+/* Every kind of RECORD_KINDS that a capture holds, and the args[] each uses. */
+#define KIND_VALUE_(name, value, layout, class, args) \
+	RECORD_CLASS_##class == RECORD_CLASS_TRANSPORT ? 0 : value,
+#define KIND_ARGS_(name, value, layout, class, args) [value] = args,
+static const uint16_t kinds[] = { RECORD_KINDS(KIND_VALUE_) };
+static const unsigned int kind_args[RECORD__COUNT] = { RECORD_KINDS(KIND_ARGS_) };
+
 /*
  * Record i of the every-kind capture, into data (zeroed, its kind's size):
- * each kind of RECORD_KINDS but the ring buffer's batch, from a few threads
- * of a few processes, and every few records one that breaks its kind's
+ * each kind of RECORD_KINDS but the ring buffer's batch (a kind added there
+ * is written here as a struct record_event if it is not one of the structs
+ * below), from a few threads of a few processes, and every few records one that breaks its kind's
  * shape (an unused arg set, a reserved byte, a size of its own), which
  * format 2 keeps raw. Returns its type and size.
  */
 static uint16_t kind_record(uint64_t i, uint64_t *state, uint8_t *data, uint32_t *size)
 {
-	static const uint16_t types[] = {
-		RECORD_RT_INIT,	    RECORD_OP_BEGIN,	RECORD_OP_END,	   RECORD_OP_MODE,
-		RECORD_OP_FALLBACK, RECORD_TASK_LAUNCH, RECORD_TASK_BEGIN, RECORD_TASK_END,
-		RECORD_WAIT_BEGIN,  RECORD_WAIT_END,	RECORD_STRING,	   RECORD_GPU,
-		RECORD_GPU_NAME,    RECORD_GPU_DROPPED, RECORD_NAME,	   RECORD_CLOCK,
-		RECORD_GPU_LAUNCH,
-	};
-	uint16_t type = types[next_random(state) % (sizeof(types) / sizeof(types[0]))];
+	const size_t kind_count = sizeof(kinds) / sizeof(kinds[0]);
 	struct record_event *head = (struct record_event *)data;
 	bool odd = i % 11 == 10;
+	uint16_t type = 0;
 
+	while (!type)
+		type = kinds[next_random(state) % kind_count];
 	head->timestamp = i % 13 == 0 ? field_value(state, i) : 1000000000 + i * 977;
 	head->tgid = (__u32)(field_value(state, 0) % 3 ? 4000 + next_random(state) % 3 : -1u);
 	head->tid = head->tgid + (__u32)(next_random(state) % 4);
@@ -171,14 +175,7 @@ static uint16_t kind_record(uint64_t i, uint64_t *state, uint8_t *data, uint32_t
 		return type;
 	}
 	default: {
-		/* The args each kind uses, as RECORD_KINDS says. */
-		unsigned int args = type == RECORD_OP_BEGIN || type == RECORD_TASK_LAUNCH ? 5
-				    : type == RECORD_TASK_BEGIN				  ? 4
-				    : type == RECORD_OP_END || type == RECORD_WAIT_BEGIN ||
-						    type == RECORD_WAIT_END ||
-						    type == RECORD_GPU_DROPPED
-					    ? 2
-					    : 3;
+		unsigned int args = kind_args[type];
 
 		head->cpu = (__u16)field_value(state, 1);
 		head->ns_tid = (__u32)field_value(state, head->tid);
