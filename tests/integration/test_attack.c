@@ -564,6 +564,46 @@ START_TEST(test_folder_flipped_into_link)
 }
 END_TEST
 
+/*
+ * Replacing a file hands it nothing that would run its new contents with
+ * privileges: root's setuid file rewritten keeps its permissions without
+ * the setuid and setgid bits; another user's, replaced with --force,
+ * becomes root's (it was handed back to its owner, setuid bit and all).
+ */
+START_TEST(test_replaced_file_keeps_no_privilege)
+{
+	char *own = test_path("own.txt"), *theirs = test_path("theirs.txt");
+	const char *report[] = { "report", "-o", NULL, fx.capture, NULL };
+	const char *forced[] = { "report", "--force", "-o", NULL, fx.capture, NULL };
+	struct stat st;
+
+	NEED_ROOT();
+	write_root_file(own, "root's own\n");
+	ck_assert_int_eq(chown(own, 0, 100), 0);
+	ck_assert_int_eq(chmod(own, 06750), 0);
+	report[2] = own;
+	ck_assert_int_eq(run_optrace(report), 0);
+	ck_assert_int_eq(lstat(own, &st), 0);
+	ck_assert_msg(st.st_uid == 0 && st.st_gid == 100 && (st.st_mode & 07777) == 0750,
+		      "root's setuid file rewritten: owner %u:%u, mode %04o", st.st_uid, st.st_gid,
+		      st.st_mode & 07777);
+
+	write_root_file(theirs, "another user's\n");
+	ck_assert_int_eq(chown(theirs, NOBODY, NOBODY), 0);
+	ck_assert_int_eq(chmod(theirs, 06777), 0);
+	report[2] = forced[3] = theirs;
+	ck_assert_int_ne(run_optrace(report), 0);
+	ck_assert_int_eq(run_optrace(forced), 0);
+	ck_assert_int_eq(lstat(theirs, &st), 0);
+	ck_assert_msg(st.st_uid == 0 && st.st_gid == 0 && !(st.st_mode & 07000) &&
+			      !(st.st_mode & S_IWOTH),
+		      "another user's setuid file replaced with --force: owner %u:%u, mode %04o",
+		      st.st_uid, st.st_gid, st.st_mode & 07777);
+	free(own);
+	free(theirs);
+}
+END_TEST
+
 /* A whole file's bytes (a capture holds NULs), into *size. */
 static char *read_bytes(const char *path, size_t *size)
 {
@@ -973,6 +1013,7 @@ int main(void)
 	tcase_add_test(outputs, test_link_in_parent);
 	tcase_add_test(outputs, test_folder_flipped_into_link);
 	tcase_add_test(outputs, test_output_is_input_by_descriptor);
+	tcase_add_test(outputs, test_replaced_file_keeps_no_privilege);
 	suite_add_tcase(suite, outputs);
 	tcase_set_timeout(targets, 300);
 	tcase_add_checked_fixture(targets, test_dir_setup, test_dir_teardown);

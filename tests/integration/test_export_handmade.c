@@ -9,6 +9,7 @@
 #include <linux/types.h>
 #include <optrace/abi.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -317,6 +318,120 @@ START_TEST(test_ranks_name_files)
 }
 END_TEST
 
+/*
+ * An operation's mode and reason are what a capture says: any 32 bits.
+ * Operations with INT_MAX, INT_MIN and -1 there each launch a task: their
+ * points' provenance (keyed by mode and reason) exports, with no signed
+ * overflow under make sanitize (UBSan stopped the export before).
+ */
+START_TEST(test_modes_out_of_range)
+{
+	static const uint64_t modes[][2] = { { 0x7fffffff, 0x80000000 },
+					     { 0xffffffff, 0x7fffffff },
+					     { 0x80000000, 0xffffffffffffffffULL } };
+	struct capture_writer_opts opts = { .target = "modes" };
+	char *capture = test_path("modes.capture"), *out = test_path("modes"), path[4096];
+	char *json = test_path("modes.json"), *text;
+	struct hand_capture c = { .tgid = HOSTILE_PID };
+	const size_t count = sizeof(modes) / sizeof(modes[0]);
+	struct legion_summary s;
+	size_t ops = 0;
+	struct jv *root;
+
+	hand_capture_open(&c, capture, &opts);
+	put_event(&c, c.tgid, RECORD_RT_INIT, OPTRACE_ABI_VERSION, 0, 1, 0, 0);
+	put_text(&c, BAD_NAME, "demo.add");
+	put_text(&c, BAD_TASK, "AddTask");
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t op = i + 1, task = i + 10;
+
+		put_event(&c, c.tgid, RECORD_OP_BEGIN, op, 0, 0, BAD_NAME, 0);
+		put_event(&c, c.tgid, RECORD_OP_MODE, op, modes[i][0], modes[i][1], 0, 0);
+		put_event(&c, c.tgid, RECORD_TASK_LAUNCH, task, op, op, BAD_TASK, 1);
+		put_event(&c, WORKER_A, RECORD_TASK_BEGIN, task, 0, OPTRACE_VARIANT_CPU, 0, 0);
+		put_event(&c, WORKER_A, RECORD_TASK_END, task, 0, OPTRACE_STATUS_OK, 0, 0);
+		put_event(&c, c.tgid, RECORD_OP_END, op, OPTRACE_STATUS_OK, 0, 0, 0);
+	}
+	ck_assert_int_eq(capture_close(c.writer, NULL, 0), 0);
+
+	run_export(export_legion_options, out, capture);
+	snprintf(path, sizeof(path), "%s/prof_0.gz", out);
+	read_summary(path, 1008, &s);
+	for (size_t i = 0; i < s.task_count; i++)
+		ops += is_op(&s.tasks[i]);
+	ck_assert_uint_eq(ops, count);
+	ck_assert_uint_eq(s.task_count, 2 * count); /* each operation and its task's point */
+	legion_summary_free(&s);
+	run_export(export_chrome_options, json, capture);
+	root = chrome_read(json, &text);
+	ck_assert_ptr_nonnull(jv_get(root, "traceEvents"));
+	jv_free(root);
+	free(text);
+	free(json);
+	free(out);
+	free(capture);
+}
+END_TEST
+
+/*
+ * A capture without one event, whole and cut at every 32nd byte (in its
+ * header, its one chunk, its end marker): export --legion fails with a
+ * sentence that gives its reason, never one that ends in ": " (it said
+ * "nothing in X could be read: " before).
+ */
+START_TEST(test_eventless_capture_said)
+{
+	struct capture_writer_opts opts = { .target = "nothing" };
+	char *capture = test_path("empty.capture"), *cut = test_path("cut.capture");
+	char *out = test_path("empty-prof"), *err = test_path("said.txt");
+	char *argv[] = { OPTRACE, "export", "--legion", "-o", out, cut, NULL };
+	struct capture_writer *w;
+	char bytes[65536];
+	int runs = 0;
+	size_t size;
+	FILE *f;
+
+	ck_assert_int_eq(capture_writer_open(&w, capture, &opts), 0);
+	ck_assert_int_eq(capture_close(w, NULL, 0), 0);
+	f = fopen(capture, "re");
+	ck_assert_ptr_nonnull(f);
+	size = fread(bytes, 1, sizeof(bytes), f);
+	fclose(f);
+	ck_assert_uint_gt(size, 64);
+	for (size_t k = 0;; k++) {
+		size_t length = k ? 32 * k : size; /* whole first */
+		char *said, *line, *cursor;
+
+		if (k && length >= size)
+			break;
+		runs++;
+
+		f = fopen(cut, "we");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fwrite(bytes, 1, length, f), length);
+		fclose(f);
+		ck_assert_int_eq(WEXITSTATUS(run_command(argv, NULL, err, 60)), 1);
+		said = read_file(err);
+		ck_assert_msg(said && *said, "export --legion of %zu bytes said nothing", length);
+		for (cursor = said; (line = strsep(&cursor, "\n"));) {
+			size_t n = strlen(line);
+
+			ck_assert_msg(!n || (n > 2 && strcmp(line + n - 2, ": ")),
+				      "%zu of %zu bytes: a sentence without its reason: '%s'",
+				      length, size, line);
+		}
+		free(said);
+	}
+	printf("export --legion of an event-less capture (%zu bytes), whole and cut %d ways: "
+	       "each said why\n",
+	       size, runs - 1);
+	free(err);
+	free(out);
+	free(cut);
+	free(capture);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("export_handmade");
@@ -326,6 +441,8 @@ int main(void)
 	tcase_add_checked_fixture(hand, test_dir_setup, test_dir_teardown);
 	tcase_add_test(hand, test_hostile_capture);
 	tcase_add_test(hand, test_ranks_name_files);
+	tcase_add_test(hand, test_modes_out_of_range);
+	tcase_add_test(hand, test_eventless_capture_said);
 	suite_add_tcase(suite, hand);
 
 	return run_suite(suite);

@@ -412,12 +412,20 @@ done:
 	return err;
 }
 
-/* Best effort: a file root rewrites for a user stays the user's, with its mode. */
+/*
+ * Best effort: a file of ours that is rewritten keeps its group and its
+ * permissions, never a setuid, setgid or sticky bit (new contents, which a
+ * traced process may have chosen, would run with them). Another user's
+ * (replaced only with --force) hands nothing over: the new file is ours.
+ */
 static void take_over(int fd, const struct stat *old)
 {
-	int err = fchown(fd, old->st_uid, old->st_gid);
+	int err;
 
-	err = fchmod(fd, old->st_mode & 07777) ?: err;
+	if (!ours(old->st_uid))
+		return;
+	err = fchown(fd, old->st_uid, old->st_gid);
+	err = fchmod(fd, old->st_mode & 0777) ?: err;
 	(void)err; /* the contents are what matters */
 }
 

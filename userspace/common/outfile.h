@@ -50,8 +50,9 @@ void out_file_allow_shared(bool allow);
 void out_file_named_by(const char *option);
 
 /*
- * Creates the file where path's new contents go (with the mode of the file
- * it will replace if that is ours, else 0644 less the umask) and returns its
+ * Creates the file where path's new contents go (with the group and the
+ * permissions, never a setuid, setgid or sticky bit, of the file it will
+ * replace if that is ours, else ours with 0644 less the umask) and returns its
  * descriptor (close-on-exec, the caller's to close), or a negative errno
  * with a message printed: path is a directory, the same file as one of the
  * input_count inputs, in a folder refused above, or cannot be created.

@@ -348,7 +348,16 @@ static int export_all(char *const *paths, int path_count,
 	scan_gpu(&exporter, &replay.gpu);
 	exporter.header = replay.header;
 	if (!exporter.process_count) {
-		err = replay_check_readable(&replay);
+		struct profile bare;
+
+		/*
+		 * The scan read with a reader of its own: what ended the capture,
+		 * and why nothing could be read, is known once it is read through.
+		 */
+		profile_init(&bare, NULL);
+		err = replay_run(&replay, &bare);
+		profile_free(&bare);
+		err = err ?: replay_check_readable(&replay);
 		if (err)
 			goto cleanup;
 		diag("%s hold%s no operations, tasks or GPU activity",

@@ -54,7 +54,9 @@ static uint64_t hash_provenance(const struct provenance_key *key)
 	h = h * 31 + key->root_name;
 	h = h * 31 + key->callsite;
 	h = h * 31 + key->root_callsite;
-	h = h * 31 + (uint64_t)(key->mode * 64 + key->reason * 8 + key->fallback);
+	/* Unsigned: mode and reason are what a capture says, any int (int * 64 may overflow). */
+	h = h * 31 + (uint64_t)(uint32_t)key->mode * 64 + (uint64_t)(uint32_t)key->reason * 8 +
+	    (uint64_t)(uint32_t)key->fallback;
 	h = h * 31 + (uint64_t)key->variant;
 	return (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL;
 }
