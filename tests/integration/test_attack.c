@@ -937,6 +937,7 @@ START_TEST(test_fifo_covered_library)
 	const char *list[] = { "list", "-p", pid_text, NULL };
 	const char *stat[] = { "stat", "-q", "-p", pid_text, "-d", "1", NULL };
 	char *dump_all[] = { (char *)optrace(), "dump", "-a", NULL };
+	char *err = test_path("dump-all.txt");
 	pid_t runtime;
 	int status;
 
@@ -951,9 +952,14 @@ START_TEST(test_fifo_covered_library)
 		assert_refused_in_time(stat, &said);
 		free(said);
 	}
-	/* -a: the process is passed over, the node's other processes still shown */
-	status = run_command(dump_all, NULL, NULL, 20);
+	/* -a: the process is passed over, and named; the node's others are still shown */
+	status = run_command(dump_all, NULL, err, 20);
 	ck_assert_msg(status != -1, "optrace dump -a hung on the FIFO");
+	said = read_file(err);
+	ck_assert_msg(said && strstr(said, "passed over") && strstr(said, pid_text),
+		      "dump -a said: %s", said);
+	free(said);
+	free(err);
 	ck_assert_int_ne(reap_within(runtime, SIGTERM, 10), -1);
 }
 END_TEST

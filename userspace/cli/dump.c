@@ -127,6 +127,25 @@ static void say_why(pid_t pid, int err)
 	}
 }
 
+/* -a: the processes not shown because the liboptrace path each maps holds a FIFO or such. */
+static void say_passed_over(void)
+{
+	pid_t pids[8];
+	char list[8 * 12] = "";
+	int count = liboptrace_processes_passed_over(pids, 8);
+
+	if (!count)
+		return;
+	for (int i = 0; i < count && i < 8; i++) {
+		size_t length = strlen(list);
+
+		snprintf(list + length, sizeof(list) - length, " %d", pids[i]);
+	}
+	diag("passed over %d process%s that map%s liboptrace at a path that holds no regular "
+	     "file now (a FIFO or a device put there):%s%s",
+	     count, count == 1 ? "" : "es", count == 1 ? "s" : "", list, count > 8 ? " ..." : "");
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	const struct argp_child children[] = {
@@ -141,8 +160,10 @@ int cmd_dump(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
-	if (env.all)
+	if (env.all) {
 		for_each_liboptrace_process(add_found, NULL);
+		say_passed_over();
+	}
 	/*
 	 * -a on a node with no runtime: nothing to show, which is no failure; but
 	 * a user other than root sees only the processes it may read: nothing
@@ -152,7 +173,8 @@ int cmd_dump(int argc, char **argv)
 		diag("found no process that maps liboptrace and that this user may read: as root, "
 		     "dump -a sees every user's");
 		failed++;
-	} else if (env.all && !env.pid_count && !common_flags.json) {
+	} else if (env.all && !env.pid_count && !common_flags.json &&
+		   !liboptrace_processes_passed_over(NULL, 0)) {
 		diag("no process maps liboptrace now");
 	}
 	print.width = text_output_width(stdout, common_flags.wide || common_flags.json);

@@ -244,6 +244,18 @@ void process_name(pid_t pid, char *name, size_t size)
 		fclose(file);
 }
 
+/* Written by the scans, which run on one thread of a command (its main loop). */
+#define PASSED_OVER_KEPT 16
+static int passed_over;
+static pid_t passed_over_pids[PASSED_OVER_KEPT];
+
+int liboptrace_processes_passed_over(pid_t *pids, int max)
+{
+	for (int i = 0; i < max && i < passed_over && i < PASSED_OVER_KEPT; i++)
+		pids[i] = passed_over_pids[i];
+	return passed_over;
+}
+
 int for_each_liboptrace_process(int (*callback)(pid_t pid, const struct library *library,
 						void *ctx),
 				void *ctx)
@@ -254,14 +266,20 @@ int for_each_liboptrace_process(int (*callback)(pid_t pid, const struct library 
 
 	if (!proc)
 		return -errno;
+	passed_over = 0;
 	while ((entry = readdir(proc))) {
 		struct library library;
 		char *end;
 		long pid = strtol(entry->d_name, &end, 10);
+		int found;
 
 		if (*end || pid <= 0)
 			continue;
-		if (find_liboptrace((pid_t)pid, &library))
+		found = find_liboptrace((pid_t)pid, &library);
+		if (found == -ENOTREGULAR && passed_over < PASSED_OVER_KEPT)
+			passed_over_pids[passed_over] = (pid_t)pid;
+		passed_over += found == -ENOTREGULAR;
+		if (found)
 			continue;
 		err = callback((pid_t)pid, &library, ctx);
 		if (err)

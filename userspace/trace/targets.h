@@ -89,10 +89,17 @@ void process_name(pid_t pid, char *name, size_t size);
 
 /*
  * Every process that maps liboptrace, by pid (callback returns non-zero to
- * stop). Returns 0 or a negative errno.
+ * stop). Returns 0 or a negative errno. One whose liboptrace path holds no
+ * regular file (-ENOTREGULAR) is passed over, and counted.
  */
 int for_each_liboptrace_process(int (*callback)(pid_t pid, const struct library *library,
 						void *ctx),
 				void *ctx);
+
+/*
+ * How many processes the last for_each_liboptrace_process() passed over;
+ * the first of them (at most max) into pids.
+ */
+int liboptrace_processes_passed_over(pid_t *pids, int max);
 
 #endif /* OPTRACE_TARGETS_H */
