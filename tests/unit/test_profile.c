@@ -338,6 +338,51 @@ START_TEST(test_report_groups_by_call_site)
 }
 END_TEST
 
+/*
+ * 40,000 nested levels (issue 41): every level a row of its own whose path
+ * extends its parent's, and the summaries chain level to level. Each op's
+ * path was its ancestors' walked again, and the summaries matched row by
+ * row: 40,000 levels took minutes; this test's 30 s timeout catches that.
+ */
+START_TEST(test_report_linear_in_depth)
+{
+	enum { DEPTH = 40000 };
+	struct profile_consumer consumer;
+	struct report_builder deep;
+	struct op_summary *summaries;
+	const struct op_summary **by_depth;
+	size_t count;
+
+	profile_free(&profile);
+	report_builder_init(&deep, &consumer, false, false);
+	profile_init(&profile, &consumer);
+	strings();
+	for (uint64_t d = 0; d < DEPTH; d++)
+		feed(100 + d, MAIN, RECORD_OP_BEGIN, d + 1, d, d, d ? SUM : MEAN, SITE);
+	for (uint64_t d = DEPTH; d-- > 0;)
+		feed(100 + 2 * DEPTH - d, MAIN, RECORD_OP_END, d + 1, 0, 0, 0, 0);
+	profile_finish(&profile);
+	ck_assert_int_eq(report_builder_finish(&deep, &profile), 0);
+	ck_assert_uint_eq(deep.snapshot.op_count, DEPTH);
+	count = stat_summarize_ops(&deep.snapshot, PID, &summaries);
+	ck_assert_uint_eq(count, DEPTH);
+	/* One summary a level, each the child of the level above. */
+	by_depth = calloc(DEPTH, sizeof(*by_depth));
+	ck_assert_ptr_nonnull(by_depth);
+	for (size_t i = 0; i < count; i++) {
+		ck_assert_uint_eq(summaries[i].latency.count, 1);
+		ck_assert_uint_lt(summaries[i].depth, DEPTH);
+		ck_assert_ptr_null(by_depth[summaries[i].depth]);
+		by_depth[summaries[i].depth] = &summaries[i];
+	}
+	for (size_t d = 1; d < DEPTH; d++)
+		ck_assert_msg(stat_summary_is_child(by_depth[d], by_depth[d - 1]), "level %zu", d);
+	free(by_depth);
+	stat_summaries_free(summaries, count);
+	report_builder_free(&deep);
+}
+END_TEST
+
 /* ---- issue 15: report's tables, from the profile ---------------------------------------- */
 
 enum { MEDIAN = 0x6000, SORT = 0x7000, HOST = 0x8000, DETAIL = 0x9000 };
@@ -521,6 +566,7 @@ int main(void)
 	tcase_add_test(tc, test_report_work_per_operation);
 	tcase_add_test(tc, test_report_tables_group_alike);
 	tcase_add_test(tc, test_report_values_exact_and_plain);
+	tcase_add_test(tc, test_report_linear_in_depth);
 	suite_add_tcase(suite, tc);
 
 	return run_suite(suite);

@@ -283,30 +283,53 @@ bool stat_summary_is_child(const struct op_summary *child, const struct op_summa
 	       child->path == stat_tree_path(parent->path, parent->name, parent->callsite);
 }
 
+/* What rows merge into one summary by: all of the key but mode, reason and status. */
+static uint64_t summary_hash(const struct op_key *key)
+{
+	uint64_t words[6] = { key->name,      key->depth,    key->parent_name,
+			      key->root_name, key->callsite, key->path };
+
+	return hash_bytes(HASH_SEED, words, sizeof(words));
+}
+
+static bool summary_is(const struct op_summary *s, const struct op_key *key)
+{
+	return s->name == key->name && s->depth == key->depth &&
+	       s->parent_name == key->parent_name && s->root_name == key->root_name &&
+	       s->callsite == key->callsite && s->path == key->path;
+}
+
 size_t stat_summarize_ops(const struct stat_snapshot *snapshot, __u32 tgid, struct op_summary **out)
 {
 	struct op_summary *summaries = calloc(snapshot->op_count + 1, sizeof(*summaries));
-	size_t count = 0;
+	size_t count = 0, slots = 16;
+	uint32_t *index; /* open addressing: a summary's number + 1, or 0 */
 	int err = 0;
 
+	/* One summary per row at most: a table twice that never fills (deep trees are many). */
+	while (slots < 2 * (snapshot->op_count + 1))
+		slots *= 2;
+	index = calloc(slots, sizeof(*index));
+	if (!index) {
+		free(summaries);
+		summaries = NULL;
+	}
 	for (size_t i = 0; summaries && i < snapshot->op_count; i++) {
 		const struct op_row *row = &snapshot->ops[i];
 		struct op_summary *s = NULL;
+		size_t slot;
 
 		if (row->key.tgid != tgid)
 			continue;
-		for (size_t j = 0; j < count; j++) {
-			if (summaries[j].name == row->key.name &&
-			    summaries[j].depth == row->key.depth &&
-			    summaries[j].parent_name == row->key.parent_name &&
-			    summaries[j].root_name == row->key.root_name &&
-			    summaries[j].callsite == row->key.callsite &&
-			    summaries[j].path == row->key.path) {
-				s = &summaries[j];
+		for (slot = summary_hash(&row->key) & (slots - 1); index[slot];
+		     slot = (slot + 1) & (slots - 1)) {
+			if (summary_is(&summaries[index[slot] - 1], &row->key)) {
+				s = &summaries[index[slot] - 1];
 				break;
 			}
 		}
 		if (!s) {
+			index[slot] = (uint32_t)count + 1;
 			s = &summaries[count++];
 			s->name = row->key.name;
 			s->parent_name = row->key.parent_name;
@@ -337,6 +360,7 @@ size_t stat_summarize_ops(const struct stat_snapshot *snapshot, __u32 tgid, stru
 			summaries[i].durations = NULL;
 		}
 	}
+	free(index);
 	if (count)
 		qsort(summaries, count, sizeof(*summaries), stat_compare_summaries);
 	*out = summaries;

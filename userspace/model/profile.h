@@ -56,6 +56,13 @@ struct profile_op {
 	uint32_t gpu_count;
 	uint64_t tree_gpu_ns;
 
+	/*
+	 * The report's path of this op's children (profile_aggregates.c), kept
+	 * while it is open so that a child at depth N does not walk N ancestors.
+	 */
+	uint32_t children_path;
+	bool children_path_known;
+
 	/* Private to the model. */
 	struct profile_op *parent;
 	uint32_t pending; /* open itself, nested ops not done, task points not ended */
