@@ -224,6 +224,32 @@ START_TEST(test_escaping)
 END_TEST
 
 /*
+ * Issue 41: ESC, a C1 control (U+009B, CSI to some terminals) and a bidi
+ * override (U+202E) in a command and an operation's name never reach the
+ * scraper raw: each is U+FFFD.
+ */
+START_TEST(test_controls_replaced)
+{
+	static const char hostile[] = "op\x1b[2J\xc2\x9bx\xe2\x80\xaey";
+	struct stat_snapshot s = { 0 };
+	char *text;
+
+	add_process(&s, 11, "cmd\x1b]0;t\x07", 0, 0);
+	add_string(&s, 11, hostile);
+	add_op(&s, 11, hostile, NULL, NULL, 0, OPTRACE_MODE_EAGER, 1, 10);
+	text = render(&s, NULL);
+	ck_assert_msg(!strchr(text, '\x1b') && !strchr(text, '\x07') && !strstr(text, "\xc2\x9b") &&
+			      !strstr(text, "\xe2\x80\xae"),
+		      "%s", text);
+	ck_assert_msg(strstr(text, "command=\"cmd\xef\xbf\xbd]0;t\xef\xbf\xbd\"") &&
+			      strstr(text, "op=\"op\xef\xbf\xbd[2J\xef\xbf\xbdx\xef\xbf\xbdy\""),
+		      "%s", text);
+	free(text);
+	stat_snapshot_free(&s);
+}
+END_TEST
+
+/*
  * The format's rules: every sample's family has HELP and TYPE before it, a
  * family's samples are together, no series twice, no raw newline or
  * invalid byte in a line.
@@ -290,6 +316,7 @@ int main(void)
 
 	tcase_add_test(tc, test_series_and_labels);
 	tcase_add_test(tc, test_escaping);
+	tcase_add_test(tc, test_controls_replaced);
 	tcase_add_test(tc, test_families_whole);
 	tcase_add_test(tc, test_empty);
 	suite_add_tcase(suite, tc);

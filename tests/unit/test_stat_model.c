@@ -227,6 +227,34 @@ START_TEST(test_json_string_escapes_untrusted_text)
 }
 END_TEST
 
+/*
+ * Issue 41: C1 controls and the bidirectional controls that reorder what a
+ * terminal or an editor shows ("Trojan Source") are escaped in JSON and
+ * made '?' in text for a terminal, as C0 controls are.
+ */
+START_TEST(test_c1_and_bidi_controls_escaped)
+{
+	static const char hostile[] = "a\xc2\x9b"
+				      "b\xe2\x80\xae"
+				      "c\xe2\x81\xa6"
+				      "d\xd8\x9c"
+				      "e\xe2\x80\x8f"
+				      "f\xc2\xa0g\xe2\x80\xaf";
+	char *text = NULL, buffer[64];
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+
+	json_string(out, hostile);
+	fclose(out);
+	/* U+00A0 and U+202F (spaces) stay. */
+	ck_assert_str_eq(text,
+			 "\"a\\u009bb\\u202ec\\u2066d\\u061ce\\u200ff\xc2\xa0g\xe2\x80\xaf\"");
+	free(text);
+	ck_assert_str_eq(printable_text(hostile, buffer, sizeof(buffer)),
+			 "a?b?c?d?e?f\xc2\xa0g\xe2\x80\xaf");
+}
+END_TEST
+
 START_TEST(test_strings_resolve_or_say_why)
 {
 	struct stat_snapshot s = { 0 };
@@ -583,6 +611,7 @@ int main(void)
 	tcase_add_test(tc, test_text_rolls_helpers_into_callers);
 	tcase_add_test(tc, test_json_is_valid_and_complete);
 	tcase_add_test(tc, test_json_string_escapes_untrusted_text);
+	tcase_add_test(tc, test_c1_and_bidi_controls_escaped);
 	tcase_add_test(tc, test_strings_resolve_or_say_why);
 	tcase_add_test(tc, test_empty_snapshot);
 	tcase_add_test(tc, test_whole_names_and_more_losses);

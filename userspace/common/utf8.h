@@ -18,4 +18,13 @@
  */
 unsigned int utf8_sequence_length(const unsigned char *s);
 
+/*
+ * Whether the well-formed sequence of length bytes at s is a control a
+ * terminal or an editor acts on rather than shows: C0 and DEL, C1
+ * (U+0080 to U+009F, which some terminals take as CSI and such), and the
+ * bidirectional controls (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066
+ * to U+2069), which reorder what is shown around them ("Trojan Source").
+ */
+int utf8_is_control(const unsigned char *s, unsigned int length);
+
 #endif /* OPTRACE_UTF8_H */

@@ -38,6 +38,19 @@ unsigned int json_escape_char(const unsigned char *s, unsigned int *consumed, ch
 		out[5] = hex[s[0] & 0xf];
 		return 6;
 	}
+	if (utf8_is_control(s, n)) {
+		/* C1 and bidirectional controls: escaped, so that `cat` of the JSON shows them. */
+		unsigned int code = n == 2 ? (unsigned int)(s[0] & 0x1f) << 6 | (s[1] & 0x3f)
+					   : (unsigned int)(s[0] & 0x0f) << 12 |
+						     (unsigned int)(s[1] & 0x3f) << 6 |
+						     (s[2] & 0x3f);
+
+		out[0] = '\\';
+		out[1] = 'u';
+		for (int i = 0; i < 4; i++)
+			out[2 + i] = hex[(code >> (12 - 4 * i)) & 0xf];
+		return 6;
+	}
 	memcpy(out, s, n);
 	return n;
 }
@@ -105,9 +118,9 @@ const char *printable_text(const char *text, char *buffer, size_t size)
 	while (*s && used + 5 < size) {
 		unsigned int length = utf8_sequence_length(s);
 
-		if (length == 0 || *s < 0x20 || *s == 0x7f) {
+		if (length == 0 || utf8_is_control(s, length)) {
 			buffer[used++] = '?';
-			s++;
+			s += length ? length : 1;
 			continue;
 		}
 		memcpy(buffer + used, s, length);

@@ -29,8 +29,8 @@ static unsigned int sanitize_char(const unsigned char *s, unsigned int *consumed
 		memcpy(out, UTF8_REPLACEMENT, UTF8_REPLACEMENT_LEN);
 		return 3;
 	}
-	if ((n == 1 && (s[0] < 0x20 || s[0] == 0x7f)) || (n == 2 && s[0] == 0xc2 && s[1] < 0xa0)) {
-		out[0] = ' '; /* C0, DEL and C1 controls */
+	if (utf8_is_control(s, n)) {
+		out[0] = ' '; /* C0, DEL, C1 and bidirectional controls */
 		return 1;
 	}
 	if (n == 1 && s[0] == '$') {

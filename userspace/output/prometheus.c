@@ -66,7 +66,10 @@ static void text_add(struct text *text, const char *bytes, size_t length)
 	text->data[text->length] = '\0';
 }
 
-/* A label value: valid UTF-8, with backslash, double quote and newline escaped. */
+/*
+ * A label value: valid UTF-8, with backslash, double quote and newline
+ * escaped, and other controls (utf8_is_control()) as U+FFFD.
+ */
 static void add_value(struct text *text, const char *value)
 {
 	const unsigned char *s = (const unsigned char *)value;
@@ -79,7 +82,10 @@ static void add_value(struct text *text, const char *value)
 			s++;
 			continue;
 		}
-		if (*s == '\\')
+		if (*s != '\n' && utf8_is_control(s, length))
+			/* Nothing a scraper's terminal would act on (ESC, C1, bidi). */
+			text_add(text, UTF8_REPLACEMENT, UTF8_REPLACEMENT_LEN);
+		else if (*s == '\\')
 			text_add(text, "\\\\", 2);
 		else if (*s == '"')
 			text_add(text, "\\\"", 2);
