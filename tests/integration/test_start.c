@@ -92,10 +92,10 @@ START_TEST(test_mistakes_fail_before_loading)
 			  said_foreign },
 			{ { OPTRACE, "record", "-v", "-o", nowhere, "-p", demo_text, NULL },
 			  1,
-			  "-o: cannot open the folder /nonexistent-optrace-test/dir" },
+			  "-o: cannot open the folder /nonexistent-optrace-test: No such file" },
 			{ { OPTRACE, "stat", "-v", "-o", nowhere, "-p", demo_text, NULL },
 			  1,
-			  "-o: cannot open the folder /nonexistent-optrace-test/dir" },
+			  "-o: cannot open the folder /nonexistent-optrace-test: No such file" },
 		};
 
 		for (size_t i = 0; i < sizeof(mistakes) / sizeof(mistakes[0]); i++)

@@ -47,6 +47,16 @@
  */
 #define IDLE_READ_MS 50
 #define REORDER_MS 250
+/*
+ * Overload (events come faster than they are written): one read of the ring
+ * buffer lasts at most CONSUME_MS, so that -d, Ctrl-C and SIGTERM are acted
+ * on at once, and the stop's reads at most STOP_CONSUME_MS; the reorder
+ * window holds at most HELD_MAX events (64 bytes each), then writes them
+ * early (counted as late if an earlier one comes after).
+ */
+#define CONSUME_MS 50
+#define STOP_CONSUME_MS 1000
+#define HELD_MAX (2u << 20)
 
 static struct {
 	const char *output;
@@ -78,9 +88,14 @@ struct recorder {
 	struct tracer *tracer;
 	struct out_file output;
 	uint64_t losses[RECORD_LOSS__COUNT];
-	uint64_t start_ns;	/* when tracing began: -d counts from here */
-	bool live;		/* the status line, redrawn on a terminal */
-	uint64_t written_bytes; /* the capture's size once closed */
+	uint64_t start_ns;	   /* when tracing began: -d counts from here */
+	bool live;		   /* the status line, redrawn on a terminal */
+	uint64_t written_bytes;	   /* the capture's size once closed */
+	uint64_t decoded_written;  /* the decoder's events written */
+	uint64_t consume_until_ns; /* when the ring buffer's read in progress must end */
+	uint32_t consumed;	   /* records of that read, to look at the clock now and then */
+	bool consume_cut;	   /* the last read ended by the clock, the ring not empty */
+	bool window_shrunk;	   /* HELD_MAX reached: said once */
 };
 
 static const char doc[] =
@@ -301,6 +316,7 @@ static int write_event(void *ctx, const struct record_event *event)
 
 	note_error(recorder, capture_write(recorder->writer, event->type, event, sizeof(*event)));
 	recorder->events++;
+	recorder->decoded_written++;
 	if (event->type == RECORD_GPU_LAUNCH)
 		recorder->gpu_launches++;
 	return 0;
@@ -374,9 +390,8 @@ static void write_ordered(struct recorder *recorder, uint64_t watermark_ns)
 	batch_decoder_drain(&recorder->decoder, watermark_ns, write_event, recorder);
 }
 
-static int on_record(void *ctx, void *data, size_t size)
+static int handle_record(struct recorder *recorder, void *data, size_t size)
 {
-	struct recorder *recorder = ctx;
 	const struct record_event *event = data;
 
 	if (size < sizeof(*event))
@@ -410,13 +425,44 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static void drain_for(struct ring_buffer *ring, long ms)
+/* A record of the ring buffer; the read stops once its time is up (-EAGAIN). */
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct recorder *recorder = ctx;
+	int err = handle_record(recorder, data, size);
+
+	if (err)
+		return err;
+	/* The clock now and then: a record takes well under a microsecond. */
+	if ((++recorder->consumed & 255) == 0 &&
+	    clock_ns(CLOCK_MONOTONIC) >= recorder->consume_until_ns) {
+		recorder->consume_cut = true;
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/*
+ * Reads the ring buffer for at most ms: under overload the producers refill
+ * it as fast as it is read, and ring_buffer__consume() alone would never
+ * return. True if the ring was emptied.
+ */
+static bool consume_for(struct recorder *r, long ms)
+{
+	r->consume_until_ns = clock_ns(CLOCK_MONOTONIC) + (uint64_t)ms * 1000000;
+	r->consumed = 0;
+	r->consume_cut = false;
+	ring_buffer__consume(r->ring);
+	return !r->consume_cut;
+}
+
+static void drain_for(struct recorder *r, long ms)
 {
 	struct timespec tick = { 0, POLL_MS * 1000 * 1000 };
 
 	for (long waited = 0; waited < ms; waited += POLL_MS) {
 		nanosleep(&tick, NULL);
-		ring_buffer__consume(ring);
+		consume_for(r, POLL_MS);
 	}
 }
 
@@ -560,11 +606,22 @@ static void record_loop(struct recorder *r)
 
 		nanosleep(&tick, NULL);
 		elapsed_ms += POLL_MS;
-		ring_buffer__consume(r->ring);
+		consume_for(r, CONSUME_MS);
 		if (r->fast_path) {
+			uint64_t watermark = tracer_now_ns() - REORDER_MS * 1000000ull;
+
 			if (elapsed_ms % IDLE_READ_MS == 0)
 				tracer_read_buffers(r->tracer, on_idle_buffer, r);
-			write_ordered(r, tracer_now_ns() - REORDER_MS * 1000000ull);
+			/* Memory stays bounded when events come faster than they are written. */
+			if (r->decoder.stats.decoded - r->decoded_written > HELD_MAX) {
+				watermark = UINT64_MAX;
+				if (!r->window_shrunk)
+					diag("events come faster than they are written: the "
+					     "reorder window is cut short to keep memory bounded "
+					     "(events.late counts what came out of order)");
+				r->window_shrunk = true;
+			}
+			write_ordered(r, watermark);
 		}
 		if (r->error)
 			break;
@@ -594,11 +651,18 @@ static void record_loop(struct recorder *r)
  */
 static void stop_instant(struct recorder *r)
 {
+	bool emptied;
+
 	r->decoder.stop_ns = tracer_now_ns();
-	ring_buffer__consume(r->ring);
+	emptied = consume_for(r, STOP_CONSUME_MS);
 	tracer_read_buffers(r->tracer, on_idle_buffer, r);
 	/* A batch handed over while the buffers were read is in the ring now. */
-	ring_buffer__consume(r->ring);
+	emptied = consume_for(r, emptied ? STOP_CONSUME_MS : POLL_MS) && emptied;
+	if (!emptied)
+		diag("the ring buffer was still full of events %d s after the stop: the targets "
+		     "make them faster than optrace reads them; those not read by then are not "
+		     "in the capture",
+		     STOP_CONSUME_MS / 1000);
 	/*
 	 * CUPTI still holds up to a second of GPU records, which the collector
 	 * flushes every second: wait for that flush while still attached, or
@@ -608,7 +672,7 @@ static void stop_instant(struct recorder *r)
 	if (!r->error && tracer_alive(r->tracer) &&
 	    (r->gpu_records || cuda_collector_running(r->tracer))) {
 		r->gpu_only = true; /* the capture ends here for everything else */
-		drain_for(r->ring, CUDA_GRACE_MS);
+		drain_for(r, CUDA_GRACE_MS);
 	}
 	if (r->error)
 		fprintf(stderr, "\noptrace: cannot write %s: %s; it holds what came before\n",
@@ -760,8 +824,9 @@ int cmd_record(int argc, char **argv)
 cleanup:
 	tracer.quiet = common_flags.quiet;
 	status = tracer_finish(&tracer, tracer_exiting);
+	/* Detached: what is left in the ring is all there will be. */
 	if (recorder.ring)
-		ring_buffer__consume(recorder.ring);
+		consume_for(&recorder, STOP_CONSUME_MS);
 	if (recorder.writer && !recording) {
 		/* Nothing was traced: an earlier capture stays as it was. */
 		capture_close(recorder.writer, NULL, 0);
