@@ -177,9 +177,21 @@ struct stat_injected_batch {
 };
 
 /* A traced process's command name, as ps shows it. */
+/*
+ * Each traced process's name, and its share of the aggregates' tables: a
+ * process takes at most rows_per_process rows of op_stats, task_stats,
+ * launch_stats and wait_stats together, and strings_per_process strings,
+ * so that one process with many names cannot leave the others none. What
+ * it is refused is counted against it.
+ */
 struct process_info {
 	char comm[16];
+	__u64 rows;    /* of the four tables; zeroed when a read takes them */
+	__u64 strings; /* of the strings table */
+	__u64 refused; /* rows and strings refused past the quota */
 };
+
+#define STAT_ROWS_PER_PROCESS 4096 /* of each table's 16384: a quarter */
 
 /*
  * The rank a process announced while traced (rt_init), by tgid: a process

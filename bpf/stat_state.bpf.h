@@ -186,6 +186,32 @@ struct {
 	__type(value, struct latency);
 } zero_latency SEC(".maps");
 
+/* Set by optrace before the load; 0: no quota. */
+const volatile __u64 rows_per_process = STAT_ROWS_PER_PROCESS;
+const volatile __u64 strings_per_process = STAT_ROWS_PER_PROCESS;
+
+/*
+ * Whether process tgid may have one more row (strings: one more string),
+ * counted if so, and its refusal counted if not. A process not noted (the
+ * processes map full) has no quota.
+ */
+static __always_inline bool within_quota(__u32 tgid, bool string)
+{
+	struct process_info *process = bpf_map_lookup_elem(&processes, &tgid);
+	__u64 quota = string ? strings_per_process : rows_per_process;
+	__u64 *used;
+
+	if (!process || !quota)
+		return true;
+	used = string ? &process->strings : &process->rows;
+	if (*used >= quota) {
+		__sync_fetch_and_add(&process->refused, 1);
+		return false;
+	}
+	__sync_fetch_and_add(used, 1);
+	return true;
+}
+
 /* The value at key, created zeroed from zero (a map of one entry) if new. */
 static __always_inline void *lookup_or_init(void *map, const void *key, void *zero_map,
 					    bool *created)
@@ -208,6 +234,20 @@ static __always_inline void *lookup_or_init(void *map, const void *key, void *ze
 	return value;
 }
 
+/* A row of one of the four aggregate tables, whose keys start with the tgid: within its quota. */
+static __always_inline void *lookup_or_init_row(void *map, const void *key, void *zero_map,
+						bool *created)
+{
+	void *value = bpf_map_lookup_elem(map, key);
+
+	*created = false;
+	if (value)
+		return value;
+	if (!within_quota(*(const __u32 *)key, false))
+		return NULL;
+	return lookup_or_init(map, key, zero_map, created);
+}
+
 /*
  * Copies the string at address once per process. From a batch handed over
  * by another process (inject_batch), the string cannot be read here: optrace
@@ -219,7 +259,8 @@ static __always_inline void copy_string(__u32 tgid, __u64 address, bool readable
 	struct string_value value = {};
 	long length;
 
-	if (!address || !readable || bpf_map_lookup_elem(&strings, &key))
+	if (!address || !readable || bpf_map_lookup_elem(&strings, &key) ||
+	    !within_quota(tgid, true))
 		return;
 	length = bpf_probe_read_user_str(value.text, sizeof(value.text), (void *)address);
 	if (length < 0) {

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpu_truth.h"
 #include "json_read.h"
 #include "testlib.h"
 #include "trace/batch_read.h"
@@ -283,6 +284,80 @@ START_TEST(test_record_names_many_strings)
 }
 END_TEST
 
+/* The process of pid in stat's JSON, or NULL. */
+static const struct jv *process_of(const struct jv *json, pid_t pid)
+{
+	const struct jv *processes = jv_get(json, "processes");
+
+	for (size_t i = 0; processes && i < processes->count; i++) {
+		if ((pid_t)jv_number(processes->items[i], "pid") == pid)
+			return processes->items[i];
+	}
+	return NULL;
+}
+
+/*
+ * Issue 41: one process with 20,000 operation names, more than stat's
+ * shared tables hold (16,384 rows), traced beside another with 1,000: the
+ * first takes its quota (4,096 rows and names) and is refused the rest,
+ * said against it; the second, traced after it, is counted exactly.
+ */
+START_TEST(test_stat_rows_shared_fairly)
+{
+	char *json_path = test_path("out.json"), *hog_out = test_path("hog.txt");
+	char *fair_out = test_path("fair.txt"), rounds[16], pids[40];
+	char *hog_argv[] = { MANY_NAMES, "0", "20000", NULL };
+	char *fair_argv[] = { MANY_NAMES, rounds, NULL };
+	char *stat_argv[] = { OPTRACE, "stat", "--json", "-d", "4", "-p", pids, NULL };
+	struct counts traced = { 0 };
+	const struct jv *hog_json, *fair_json;
+	struct jv *json;
+	pid_t hog, fair, tracer;
+	int processes, status;
+
+	NEED_BPF();
+	snprintf(rounds, sizeof(rounds), "%d", MANY_NAMES_ROUNDS);
+	hog = spawn(hog_argv, hog_out);
+	fair = spawn(fair_argv, fair_out);
+	ck_assert(wait_for_text(hog_out, "ready", 0, 120));
+	ck_assert(wait_for_text(fair_out, "ready", 0, 120));
+	snprintf(pids, sizeof(pids), "%d,%d", hog, fair);
+	tracer = spawn(stat_argv, json_path);
+	ck_assert(wait_armed(hog) && wait_armed(fair));
+	/* The hog first: without a quota it would leave the other nothing. */
+	kill(hog, SIGUSR1);
+	ck_assert(wait_for_text(hog_out, "done", 0, 120));
+	kill(fair, SIGUSR1);
+	ck_assert(wait_for_text(fair_out, "done", 0, 120));
+	status = reap(tracer, 60);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "stat failed (%d)", status);
+
+	stat_json_counts(json_path, fair, &traced, &processes);
+	for (int i = 0; i < 1000; i++) {
+		char key[32];
+
+		snprintf(key, sizeof(key), "op names.%d 0", i);
+		ck_assert_msg(counts_get(&traced, key) == (i < 3 ? 1 + MANY_NAMES_ROUNDS : 1),
+			      "%s: %ld", key, counts_get(&traced, key));
+	}
+	counts_free(&traced);
+	json = read_json_file(json_path);
+	hog_json = process_of(json, hog);
+	fair_json = process_of(json, fair);
+	ck_assert_msg(hog_json && fair_json, "both processes in the JSON");
+	ck_assert_int_eq((long)jv_number(fair_json, "rows_refused"), 0);
+	/* 20,000 rows asked, 4,096 kept (a refused row's names are not asked for). */
+	ck_assert_int_ge((long)jv_number(hog_json, "rows_refused"), 20000 - 4096);
+	ck_assert_int_le(jv_get(hog_json, "operations")->count, 4096);
+	jv_free(json);
+	stop_fixture(hog);
+	stop_fixture(fair);
+	free(json_path);
+	free(hog_out);
+	free(fair_out);
+}
+END_TEST
+
 #define OVERLAP_POINTS OPTRACE_BUILD_DIR "/tests/overlap_points"
 #define OVERLAP_ROUNDS 10
 
@@ -486,6 +561,7 @@ int main(void)
 	tcase_add_test(tc, test_record_survives_hostile_batches);
 	tcase_add_test(tc, test_stat_names_many_strings);
 	tcase_add_test(tc, test_record_names_many_strings);
+	tcase_add_test(tc, test_stat_rows_shared_fairly);
 	tcase_add_test(tc, test_task_points_by_task_and_point);
 	tcase_add_test(tc, test_dlclose_while_traced);
 	tcase_add_test(tc, test_registry_address_kept);

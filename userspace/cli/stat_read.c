@@ -202,6 +202,26 @@ static int read_gpu(struct stat_bpf *skel, struct stat_snapshot *snapshot, bool 
 	return err;
 }
 
+/*
+ * The rows a read took out of the tables no longer count against their
+ * processes' quotas (strings stay, and count on). A row made between the
+ * take and this stays uncounted: the quota bounds, it does not audit.
+ */
+static void reset_row_quotas(struct stat_bpf *skel, const struct stat_snapshot *snapshot)
+{
+	int fd = bpf_map__fd(skel->maps.processes);
+
+	for (size_t i = 0; i < snapshot->process_count; i++) {
+		struct process_info info;
+		__u32 tgid = snapshot->processes[i].tgid;
+
+		if (bpf_map_lookup_elem(fd, &tgid, &info))
+			continue;
+		info.rows = 0;
+		bpf_map_update_elem(fd, &tgid, &info, BPF_EXIST);
+	}
+}
+
 int stat_snapshot_read(struct stat_bpf *skel, struct stat_snapshot *snapshot, bool clear)
 {
 	int cpus = libbpf_num_possible_cpus(), err;
@@ -241,6 +261,8 @@ int stat_snapshot_read(struct stat_bpf *skel, struct stat_snapshot *snapshot, bo
 	err = err ?: read_gpu(skel, snapshot, clear);
 	if (err)
 		goto fail;
+	if (clear)
+		reset_row_quotas(skel, snapshot);
 
 	losses = calloc((size_t)cpus, sizeof(*losses));
 	if (!losses) {

@@ -546,3 +546,12 @@ void stat_groups_free(struct stat_group *groups, size_t count)
 		durations_free(groups[i].durations);
 	free(groups);
 }
+
+__u64 stat_rows_refused(const struct stat_snapshot *snapshot)
+{
+	__u64 refused = 0;
+
+	for (size_t i = 0; i < snapshot->process_count; i++)
+		refused += snapshot->processes[i].info.refused;
+	return refused;
+}

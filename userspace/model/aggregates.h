@@ -194,6 +194,9 @@ size_t stat_processes(const struct stat_snapshot *snapshot, __u32 *tgids, size_t
 /* The process row of tgid, or NULL. */
 const struct process_row *stat_process(const struct stat_snapshot *snapshot, __u32 tgid);
 
+/* Rows and names refused to processes past their quota, every process's together. */
+__u64 stat_rows_refused(const struct stat_snapshot *snapshot);
+
 /* An operation's rows summed: one per (name, depth, parent, root, call site). */
 struct op_summary {
 	__u64 name;

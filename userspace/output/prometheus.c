@@ -437,6 +437,24 @@ static void write_oldest_open(FILE *out, struct render *r, const struct promethe
 	r->failed = r->failed || r->labels.failed;
 }
 
+/* Per process, 0 included: what its quota of the kernel's tables refused it. */
+static void write_refused(FILE *out, struct render *r)
+{
+	const struct stat_snapshot *s = r->snapshot;
+
+	write_header(out, "optrace_rows_refused_total", "counter",
+		     "Rows and names refused to a process past its share of the kernel's tables "
+		     "(a quarter of each), by process.");
+	for (size_t i = 0; i < s->process_count && !r->failed; i++) {
+		begin_series(r, s->processes[i].tgid);
+		if (r->labels.failed)
+			break;
+		fprintf(out, "optrace_rows_refused_total{%s} %llu\n", r->labels.data,
+			(unsigned long long)s->processes[i].info.refused);
+	}
+	r->failed = r->failed || r->labels.failed;
+}
+
 /* Every cause, 0 included, so that each counter exists from the start. */
 static void write_losses(FILE *out, struct render *r)
 {
@@ -517,6 +535,7 @@ int prometheus_write(FILE *out, const struct stat_snapshot *snapshot,
 		write_oldest_open(out, &r, options);
 		if (snapshot->gpu_traced)
 			write_gpu(out, &gpu_counts, &gpu_amounts, &gpu_drops);
+		write_refused(out, &r);
 		write_losses(out, &r);
 	}
 	table_free(&gpu_counts);

@@ -179,6 +179,8 @@ static void print_process_json(FILE *out, const struct stat_snapshot *snapshot, 
 		if (process->rank_count > 0)
 			fprintf(out, "\"rank\":%d,\"rank_count\":%d,", process->rank,
 				process->rank_count);
+		/* Past its share of the kernel's tables: what it lost, not another's. */
+		fprintf(out, "\"rows_refused\":%llu,", (unsigned long long)process->info.refused);
 	}
 	print_ops_json(out, snapshot, tgid);
 	fputs(",\"fallbacks\":[", out);
@@ -210,6 +212,7 @@ void stat_print_json(FILE *out, const struct stat_snapshot *snapshot, const __u3
 	for (int i = 0; i < STAT_LOSS__COUNT; i++)
 		fprintf(out, "%s\"%s\":%llu", i ? "," : "", stat_loss_name(i),
 			(unsigned long long)snapshot->losses[i]);
+	fprintf(out, ",\"rows_refused\":%llu", (unsigned long long)stat_rows_refused(snapshot));
 	for (size_t i = 0; i < snapshot->more_loss_count; i++) {
 		fputc(',', out);
 		json_string(out, snapshot->more_losses[i].name);

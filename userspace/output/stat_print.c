@@ -456,6 +456,22 @@ static void print_waits_text(FILE *out, const struct stat_snapshot *snapshot, __
 	stat_groups_free(groups, count);
 }
 
+/* A process past its share of the kernel's tables: said before its tables, which lack rows. */
+static void print_refused_text(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
+			       int width)
+{
+	const struct process_row *process = stat_process(snapshot, tgid);
+
+	if (!process || !process->info.refused)
+		return;
+	text_printf(out, width,
+		    "LOST: %llu rows and names past this process's share of the kernel's tables "
+		    "(%d of each table's 16384): its newest operations, tasks and names are "
+		    "not all counted",
+		    (unsigned long long)process->info.refused, STAT_ROWS_PER_PROCESS);
+	fputc('\n', out);
+}
+
 static void print_losses_text(FILE *wrapped, const struct stat_snapshot *snapshot, int width)
 {
 	char *text = NULL;
@@ -471,6 +487,11 @@ static void print_losses_text(FILE *wrapped, const struct stat_snapshot *snapsho
 			continue;
 		fprintf(out, " %s=%llu", stat_loss_name(i),
 			(unsigned long long)snapshot->losses[i]);
+		any = true;
+	}
+	if (stat_rows_refused(snapshot)) {
+		/* Each process's own is said above its tables. */
+		fprintf(out, " rows_refused=%llu", (unsigned long long)stat_rows_refused(snapshot));
 		any = true;
 	}
 	for (size_t i = 0; i < snapshot->more_loss_count; i++) {
@@ -552,6 +573,7 @@ void stat_print(FILE *out, struct stat_snapshot *snapshot, const struct stat_pri
 			continue;
 		fprintf(out, "%s== process %u%s\n", printed++ ? "\n" : "", tgids[i],
 			process_name(snapshot, tgids[i]));
+		print_refused_text(out, snapshot, tgids[i], options->width);
 		print_ops_text(out, snapshot, tgids[i], options);
 		print_fallbacks_text(out, snapshot, tgids[i], options);
 		print_tasks_text(out, snapshot, tgids[i], options);
