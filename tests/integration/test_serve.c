@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -764,7 +765,64 @@ START_TEST(test_prometheus_scrapes_serve_over_tls)
 	refuses_bad_config("tls_server_config:\n  cert_file: x\n  client_auth_type: Any\n", ":3:");
 	refuses_bad_config("basic_auth_users:\n  prometheus: plaintext\n", ":2:");
 	refuses_bad_config("http_server_config:\n  http2: true\n", ":1:");
+	/* A cost that would hold every scrape (2^31 rounds: minutes a check). */
+	refuses_bad_config("basic_auth_users:\n  prometheus: "
+			   "$2y$31$abcdefghijklmnopqrstuu5MZ0mYbZ4qOAMmEUVWuVYIRv6c9WEq6\n",
+			   ":2: the password hash of prometheus costs more than 12");
 	free((char *)run.web_config);
+}
+END_TEST
+
+/*
+ * Issue 41: a web config that another user could change (written by all,
+ * owned by nobody, or reached through nobody's link) says who may scrape:
+ * serve refuses it at its start, whatever it holds; root's own, 0644, is
+ * read.
+ */
+START_TEST(test_web_config_others_can_change)
+{
+	char *path = test_path("web.yml"), *link_path = test_path("link.yml");
+	char *err = test_path("err.txt"), *said;
+	char *argv[] = { OPTRACE, "serve", "--listen", "127.0.0.1:0", "--web-config", path, NULL };
+	static const struct {
+		mode_t mode;
+		bool nobody_owns;  /* the file */
+		bool nobody_links; /* serve is given nobody's link to it */
+		const char *says;
+	} cases[] = {
+		{ 0666, false, false, "group or others may write it" },
+		{ 0620, false, false, "group or others may write it" },
+		{ 0644, true, false, "it is not root's" },
+		{ 0644, false, true, "is a link of another user's (uid 65534)" },
+	};
+	FILE *file;
+
+	NEED_BPF();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unlink(path);
+		unlink(link_path);
+		file = fopen(path, "w");
+		ck_assert_ptr_nonnull(file);
+		fputs("# no TLS, no users: any client may scrape\n", file);
+		ck_assert_int_eq(fclose(file), 0);
+		ck_assert_int_eq(chmod(path, cases[i].mode), 0);
+		if (cases[i].nobody_owns)
+			ck_assert_int_eq(chown(path, 65534, 65534), 0);
+		argv[5] = path;
+		if (cases[i].nobody_links) {
+			ck_assert_int_eq(symlink(path, link_path), 0);
+			ck_assert_int_eq(lchown(link_path, 65534, 65534), 0);
+			argv[5] = link_path;
+		}
+		ck_assert_int_eq(WEXITSTATUS(run_command(argv, NULL, err, 30)), 1);
+		said = read_file(err);
+		ck_assert_msg(said && strstr(said, argv[5]) && strstr(said, cases[i].says),
+			      "case %zu: %s", i, said);
+		free(said);
+	}
+	free(path);
+	free(link_path);
+	free(err);
 }
 END_TEST
 
@@ -892,6 +950,7 @@ int main(void)
 	tcase_add_test(tc, test_retention);
 	tcase_add_test(tc, test_first_scrape_has_the_rank);
 	tcase_add_test(tc, test_prometheus_scrapes_serve_over_tls);
+	tcase_add_test(tc, test_web_config_others_can_change);
 	tcase_add_test(tc, test_oldest_open_gauge);
 	tcase_add_test(tc, test_stuck_rule_of_the_docs);
 	suite_add_tcase(suite, tc);

@@ -5,6 +5,7 @@
  * section's keys are indented, the top level's are not.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,21 +18,47 @@
 #include "cli/web_config.h"
 
 #define FILE_MAX (1 << 20)
+#define BCRYPT_COST_MAX 12
 
-/* A regular file's contents, read through the one descriptor it was checked on. */
+/* Root or the user running optrace: whose files and links may say who gets in. */
+static bool trusted_owner(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+/*
+ * A regular file's contents, read through the one descriptor it was checked
+ * on. It says who may scrape and holds the TLS key: a file or a link that
+ * another user could change is refused (issue 41).
+ */
 static char *read_regular(const char *path, const char *what)
 {
-	struct stat st;
+	struct stat st, link;
 	char *text = NULL;
 	ssize_t n = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd;
 
+	if (!lstat(path, &link) && S_ISLNK(link.st_mode) && !trusted_owner(link.st_uid)) {
+		diag("%s %s is a link of another user's (uid %u): give the file itself, or a "
+		     "link of root's",
+		     what, path, (unsigned int)link.st_uid);
+		return NULL;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		diag("cannot open %s %s: %s", what, path, strerror(errno));
 		return NULL;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > FILE_MAX) {
 		diag("%s %s is not a regular file of at most 1 MiB", what, path);
+		goto done;
+	}
+	if (!trusted_owner(st.st_uid) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		diag("%s %s could be changed by another user (%s): make it root's and not "
+		     "writable by group or others (chown root; chmod go-w)",
+		     what, path,
+		     !trusted_owner(st.st_uid) ? "it is not root's"
+					       : "group or others may write it");
 		goto done;
 	}
 	text = malloc((size_t)st.st_size + 1);
@@ -123,6 +150,17 @@ static int add_user(struct web_config *config, const char *name, const char *has
 		diag("%s:%d: the password of %s is not a bcrypt hash ($2y$...): make one with "
 		     "htpasswd -nBC 10 %s",
 		     path, line, name, name);
+		return -1;
+	}
+	/*
+	 * The cost is 2^cost rounds, checked on serve's request path: 31 took a
+	 * check 10 minutes and held every scrape (issue 41). 12 is about 0.3 s.
+	 */
+	if (!isdigit((unsigned char)hash[4]) || !isdigit((unsigned char)hash[5]) ||
+	    hash[6] != '$' || (hash[4] - '0') * 10 + (hash[5] - '0') > BCRYPT_COST_MAX) {
+		diag("%s:%d: the password hash of %s costs more than %d (or says no cost): each "
+		     "scrape would wait for it; make one with htpasswd -nBC 10 %s",
+		     path, line, name, BCRYPT_COST_MAX, name);
 		return -1;
 	}
 	grown = realloc(config->users, (config->user_count + 1) * sizeof(*grown));
