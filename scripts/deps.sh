@@ -27,6 +27,7 @@ packages=(
 	libmicrohttpd-dev prometheus	# optrace serve; the real Prometheus of its tests
 	libgnutls28-dev libcrypt-dev	# serve --web-config: TLS, bcrypt
 	openssl curl			# the TLS tests' certificate and client
+	strace systemd			# the serve unit's test: its system calls, its score
 	pandoc help2man bash-completion	# man pages (make man), the completion's helpers
 	debhelper dpkg-dev		# make deb
 )
