@@ -175,6 +175,47 @@ START_TEST(test_damaged_byte_loses_only_its_chunk)
 }
 END_TEST
 
+/*
+ * Chunk 3 cut out of the file whole: chunk 4 follows chunk 2 and is read,
+ * chunk 3's records are counted missing, by the end marker's totals.
+ */
+START_TEST(test_missing_chunk_is_counted)
+{
+	char gap_path[4200], expected[160];
+	const struct capture_status *s;
+	struct capture_reader *r;
+	struct layout layout;
+	uint64_t start, end, lost;
+	size_t size;
+	uint8_t *file, *gap;
+
+	write_capture(60, 512, 0, &layout);
+	file = slurp(sample_path, &size);
+	start = layout.chunk_end[2];
+	end = layout.chunk_end[3];
+	lost = layout.records_to[3] - layout.records_to[2];
+	gap = malloc(size);
+	ck_assert_ptr_nonnull(gap);
+	memcpy(gap, file, start);
+	memcpy(gap + start, file + end, size - end);
+	snprintf(gap_path, sizeof(gap_path), "%s/gap.otc", test_dir);
+	spill(gap_path, gap, size - (end - start));
+	ck_assert_int_eq(capture_reader_open(&r, gap_path, NULL, 0), 0);
+	ck_assert_int_eq(read_records_in(r, &layout), (long)(layout.records - lost));
+	s = capture_reader_status(r);
+	ck_assert_int_eq(s->end, CAPTURE_END_CORRUPT);
+	ck_assert_uint_eq(s->damaged_chunks, 1);
+	ck_assert_uint_eq(s->damaged_records, lost);
+	snprintf(expected, sizeof(expected),
+		 "chunk 3 is missing before offset %lu: 1 damaged chunk skipped, %lu records lost",
+		 (unsigned long)start, (unsigned long)lost);
+	ck_assert_msg(strstr(s->message, expected), "%s", s->message);
+	capture_reader_close(r);
+	free(gap);
+	free(file);
+}
+END_TEST
+
 /* Writes records 0, 1, 2, ... with a flush every 64 until killed. */
 static void write_until_killed(void)
 {
@@ -458,6 +499,7 @@ int main(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_cut_at_every_byte);
 	tcase_add_test(tc, test_damaged_byte_loses_only_its_chunk);
+	tcase_add_test(tc, test_missing_chunk_is_counted);
 	tcase_add_test(tc, test_sigkill_mid_write);
 	tcase_add_test(tc, test_full_disk_keeps_whole_chunks);
 	tcase_add_test(tc, test_garbage_and_empty_files);

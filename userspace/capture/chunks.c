@@ -265,6 +265,27 @@ static void finish_clean(struct capture_reader *r)
 	       s->records, s->chunks, lost, trailing);
 }
 
+/*
+ * The chunk at r->offset is whole but numbered seq, past the one expected:
+ * the chunks between are missing (cut out of the file), counted as damaged.
+ */
+static void note_missing(struct capture_reader *r, uint64_t seq)
+{
+	struct capture_status *s = &r->status;
+
+	if (!s->damaged_chunks && seq - r->next_seq == 1)
+		snprintf(r->first_damage, sizeof(r->first_damage),
+			 "chunk %" PRIu64 " is missing before offset %" PRIu64, r->next_seq,
+			 r->offset);
+	else if (!s->damaged_chunks)
+		snprintf(r->first_damage, sizeof(r->first_damage),
+			 "chunks %" PRIu64 " to %" PRIu64 " are missing before offset %" PRIu64,
+			 r->next_seq, seq - 1, r->offset);
+	s->damaged_chunks += seq - r->next_seq;
+	r->next_seq = seq;
+	describe_damage(r);
+}
+
 /* The chunk at r->offset is damaged: what, kept for the skip or the end. */
 static int damaged(struct capture_reader *r, const char *what)
 {
@@ -387,7 +408,11 @@ static int read_chunk(struct capture_reader *r)
 	c->kind = get_le16(h + 4);
 	c->payload_size = get_le32(h + 16);
 	c->records = get_le32(h + 20);
-	if (get_le64(h + 8) != r->next_seq) {
+	if (get_le64(h + 8) > r->next_seq) {
+		/* A whole chunk numbered later: those between are missing, this one is read. */
+		note_missing(r, get_le64(h + 8));
+		c->seq = r->next_seq;
+	} else if (get_le64(h + 8) != r->next_seq) {
 		char what[80];
 
 		snprintf(what, sizeof(what), "it is numbered %" PRIu64, get_le64(h + 8));
