@@ -92,6 +92,7 @@ struct recorder {
 	bool live;		   /* the status line, redrawn on a terminal */
 	uint64_t written_bytes;	   /* the capture's size once closed */
 	uint64_t decoded_written;  /* the decoder's events written */
+	uint64_t pushed;	   /* events handed to the decoder one by one (rt_init) */
 	uint64_t consume_until_ns; /* when the ring buffer's read in progress must end */
 	uint32_t consumed;	   /* records of that read, to look at the clock now and then */
 	bool consume_cut;	   /* the last read ended by the clock, the ring not empty */
@@ -250,6 +251,7 @@ static void write_announced_rank(struct recorder *recorder, uint64_t timestamp, 
 	event.rt_init.rank_count = info.rank_count;
 	if (recorder->fast_path) {
 		note_error(recorder, batch_decoder_push(&recorder->decoder, &event));
+		recorder->pushed++;
 		return;
 	}
 	note_error(recorder, capture_write(recorder->writer, event.type, &event, sizeof(event)));
@@ -410,6 +412,7 @@ static int handle_record(struct recorder *recorder, void *data, size_t size)
 	/* rt_init waits its turn with the batches' events. */
 	if (recorder->fast_path && event->type == RECORD_RT_INIT) {
 		note_error(recorder, batch_decoder_push(&recorder->decoder, event));
+		recorder->pushed++;
 		return 0;
 	}
 	if (recorder->gpu_only && !record_is_gpu(event->type))
@@ -613,7 +616,9 @@ static void record_loop(struct recorder *r)
 			if (elapsed_ms % IDLE_READ_MS == 0)
 				tracer_read_buffers(r->tracer, on_idle_buffer, r);
 			/* Memory stays bounded when events come faster than they are written. */
-			if (r->decoder.stats.decoded - r->decoded_written > HELD_MAX) {
+			/* Held: what the decoder took, from batches or one by one, not yet written.
+			 */
+			if (r->decoder.stats.decoded + r->pushed - r->decoded_written > HELD_MAX) {
 				watermark = UINT64_MAX;
 				if (!r->window_shrunk)
 					diag("events come faster than they are written: the "
