@@ -266,24 +266,42 @@ static void finish_clean(struct capture_reader *r)
 }
 
 /*
+ * Counts chunks and records lost to damage; the first damage met is said in
+ * the sentence format makes, which the status's message starts with.
+ */
+static void add_damage(struct capture_reader *r, uint64_t chunks, uint64_t records,
+		       const char *format, ...) __attribute__((format(printf, 4, 5)));
+
+static void add_damage(struct capture_reader *r, uint64_t chunks, uint64_t records,
+		       const char *format, ...)
+{
+	struct capture_status *s = &r->status;
+	va_list args;
+
+	if (!s->damaged_chunks) {
+		va_start(args, format);
+		vsnprintf(r->first_damage, sizeof(r->first_damage), format, args);
+		va_end(args);
+	}
+	s->damaged_chunks += chunks;
+	s->damaged_records += records;
+	describe_damage(r);
+}
+
+/*
  * The chunk at r->offset is whole but numbered seq, past the one expected:
  * the chunks between are missing (cut out of the file), counted as damaged.
  */
 static void note_missing(struct capture_reader *r, uint64_t seq)
 {
-	struct capture_status *s = &r->status;
-
-	if (!s->damaged_chunks && seq - r->next_seq == 1)
-		snprintf(r->first_damage, sizeof(r->first_damage),
-			 "chunk %" PRIu64 " is missing before offset %" PRIu64, r->next_seq,
-			 r->offset);
-	else if (!s->damaged_chunks)
-		snprintf(r->first_damage, sizeof(r->first_damage),
-			 "chunks %" PRIu64 " to %" PRIu64 " are missing before offset %" PRIu64,
-			 r->next_seq, seq - 1, r->offset);
-	s->damaged_chunks += seq - r->next_seq;
+	if (seq - r->next_seq == 1)
+		add_damage(r, 1, 0, "chunk %" PRIu64 " is missing before offset %" PRIu64,
+			   r->next_seq, r->offset);
+	else
+		add_damage(r, seq - r->next_seq, 0,
+			   "chunks %" PRIu64 " to %" PRIu64 " are missing before offset %" PRIu64,
+			   r->next_seq, seq - 1, r->offset);
 	r->next_seq = seq;
-	describe_damage(r);
 }
 
 /* The chunk at r->offset is damaged: what, kept for the skip or the end. */
@@ -517,33 +535,27 @@ static uint64_t find_next_chunk(struct capture_reader *r, uint64_t min_seq, uint
 /* Skips the damaged chunk at r->offset to the next whole one: false if there is none. */
 static bool skip_damage(struct capture_reader *r)
 {
-	struct capture_status *s = &r->status;
 	const struct chunk_info *c = &r->chunk;
-	uint64_t seq = 0, offset;
+	uint64_t seq = 0, offset, chunks, records;
 	/* A chunk with a whole header is the one expected: the next is numbered after it. */
 	uint64_t min_seq = r->next_seq + (c->kind ? 1 : 0);
 
 	offset = find_next_chunk(r, min_seq, &seq);
 	if (!offset || lseek(r->fd, (off_t)offset, SEEK_SET) < 0)
 		return false;
-	if (!s->damaged_chunks) {
-		if (r->garbage_count)
-			snprintf(r->first_damage, sizeof(r->first_damage),
-				 "offset %" PRIu64 " holds no chunk where chunk %" PRIu64
-				 " should start",
-				 r->offset, r->next_seq);
-		else
-			snprintf(r->first_damage, sizeof(r->first_damage),
-				 "chunk %" PRIu64 " at offset %" PRIu64 " is damaged (%.80s)",
-				 r->next_seq, r->offset, r->damage_what);
-	}
-	s->damaged_chunks += seq > r->next_seq ? seq - r->next_seq : 1;
-	if (c->kind == CHUNK_RECORDS)
-		s->damaged_records += c->records;
+	chunks = seq > r->next_seq ? seq - r->next_seq : 1;
+	records = c->kind == CHUNK_RECORDS ? c->records : 0;
+	if (r->garbage_count)
+		add_damage(r, chunks, records,
+			   "offset %" PRIu64 " holds no chunk where chunk %" PRIu64 " should start",
+			   r->offset, r->next_seq);
+	else
+		add_damage(r, chunks, records,
+			   "chunk %" PRIu64 " at offset %" PRIu64 " is damaged (%.80s)",
+			   r->next_seq, r->offset, r->damage_what);
 	r->records_left = 0;
 	r->offset = offset;
 	r->next_seq = seq;
-	describe_damage(r);
 	return true;
 }
 
@@ -568,18 +580,12 @@ int capture_read_chunk(struct capture_reader *r)
  */
 static void lose_chunk_rest(struct capture_reader *r, const char *why)
 {
-	struct capture_status *s = &r->status;
 	uint64_t lost = (uint64_t)r->records_left + 1;
 
-	if (!s->damaged_chunks)
-		snprintf(r->first_damage, sizeof(r->first_damage),
-			 "chunk %" PRIu64 " at offset %" PRIu64 " is damaged (%.80s)", r->chunk.seq,
-			 r->chunk.offset, why);
-	s->damaged_chunks++;
-	s->damaged_records += lost;
-	s->records -= lost;
+	r->status.records -= lost;
 	r->records_left = 0;
-	describe_damage(r);
+	add_damage(r, 1, lost, "chunk %" PRIu64 " at offset %" PRIu64 " is damaged (%.80s)",
+		   r->chunk.seq, r->chunk.offset, why);
 }
 
 int capture_next(struct capture_reader *r, struct capture_record *record)

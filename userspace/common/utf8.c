@@ -34,22 +34,27 @@ unsigned int utf8_sequence_length(const unsigned char *s)
 	return 0;
 }
 
-int utf8_is_control(const unsigned char *s, unsigned int length)
+unsigned int utf8_code_point(const unsigned char *s, unsigned int length)
 {
-	unsigned int code;
-
 	switch (length) {
 	case 1:
-		return s[0] < 0x20 || s[0] == 0x7f;
+		return s[0];
 	case 2:
-		code = (unsigned int)(s[0] & 0x1f) << 6 | (s[1] & 0x3f);
-		return code <= 0x9f || code == 0x61c;
+		return (unsigned int)(s[0] & 0x1f) << 6 | (s[1] & 0x3f);
 	case 3:
-		code = (unsigned int)(s[0] & 0x0f) << 12 | (unsigned int)(s[1] & 0x3f) << 6 |
+		return (unsigned int)(s[0] & 0x0f) << 12 | (unsigned int)(s[1] & 0x3f) << 6 |
 		       (s[2] & 0x3f);
-		return code == 0x200e || code == 0x200f || (code >= 0x202a && code <= 0x202e) ||
-		       (code >= 0x2066 && code <= 0x2069);
 	default:
-		return 0;
+		return (unsigned int)(s[0] & 0x07) << 18 | (unsigned int)(s[1] & 0x3f) << 12 |
+		       (unsigned int)(s[2] & 0x3f) << 6 | (s[3] & 0x3f);
 	}
+}
+
+int utf8_is_control(const unsigned char *s, unsigned int length)
+{
+	unsigned int code = utf8_code_point(s, length);
+
+	return code < 0x20 || (code >= 0x7f && code <= 0x9f) || code == 0x61c || code == 0x200e ||
+	       code == 0x200f || (code >= 0x202a && code <= 0x202e) ||
+	       (code >= 0x2066 && code <= 0x2069);
 }

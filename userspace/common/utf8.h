@@ -18,6 +18,9 @@
  */
 unsigned int utf8_sequence_length(const unsigned char *s);
 
+/* The code point of the well-formed sequence of length bytes at s. */
+unsigned int utf8_code_point(const unsigned char *s, unsigned int length);
+
 /*
  * Whether the well-formed sequence of length bytes at s is a control a
  * terminal or an editor acts on rather than shows: C0 and DEL, C1

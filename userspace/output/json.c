@@ -40,10 +40,7 @@ unsigned int json_escape_char(const unsigned char *s, unsigned int *consumed, ch
 	}
 	if (utf8_is_control(s, n)) {
 		/* C1 and bidirectional controls: escaped, so that `cat` of the JSON shows them. */
-		unsigned int code = n == 2 ? (unsigned int)(s[0] & 0x1f) << 6 | (s[1] & 0x3f)
-					   : (unsigned int)(s[0] & 0x0f) << 12 |
-						     (unsigned int)(s[1] & 0x3f) << 6 |
-						     (s[2] & 0x3f);
+		unsigned int code = utf8_code_point(s, n);
 
 		out[0] = '\\';
 		out[1] = 'u';
