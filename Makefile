@@ -238,7 +238,7 @@ BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
 # probes/names.c (enum names) and the GPU file reader are shared with the libraries.
 OPTRACE_SHARED_SRCS := probes/names.c probes/cupti/gpufile.c
 # userspace/ holds one folder per stage of the pipeline (userspace/README.md).
-USERSPACE_STAGES := common trace capture model output cli
+USERSPACE_STAGES := common trace capture model output session cli
 OPTRACE_SRCS := $(foreach stage,$(USERSPACE_STAGES),$(wildcard userspace/$(stage)/*.c))
 OPTRACE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(OPTRACE_SRCS)) \
 	$(patsubst %.c,$(OUTPUT)/userspace/shared/%.o,$(notdir $(OPTRACE_SHARED_SRCS)))
@@ -377,8 +377,9 @@ $(DEMO): $(DEMO_CUDA_OBJS) $(DEMO_CUDA_STAMP)
 # ---- tests -------------------------------------------------------------------
 
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
-# The unit tests link every userspace module but those that need BPF or main().
+# The unit tests link every userspace module but those that need BPF, GnuTLS or main().
 USERSPACE_BPF_SRCS := $(wildcard userspace/cli/*.c) \
+	$(addprefix userspace/session/,stat_live.c stat_read.c cuda.c web_auth.c) \
 	$(addprefix userspace/trace/,attach.c uprobe_multi.c tracer.c)
 USERSPACE_PURE_SRCS := $(filter-out $(USERSPACE_BPF_SRCS),$(OPTRACE_SRCS))
 TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)

@@ -8,7 +8,7 @@
 #   scripts/check-layers.sh [REPOSITORY]
 
 cd "${1:-.}" || exit 2
-stages="common trace capture model output cli"
+stages="common trace capture model output session cli"
 
 rank() {
 	i=0

@@ -36,7 +36,7 @@
 #include "record.skel.h"
 #include "trace/tracer.h"
 #include "trace/runtime_info.h"
-#include "cli/cuda.h"
+#include "session/cuda.h"
 
 #define POLL_MS 10
 #define FLUSH_MS 1000

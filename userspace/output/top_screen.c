@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/top_screen.h"
+#include "output/top_screen.h"
 #include "output/dump_print.h"
 #include "output/json.h"
 #include "output/text_table.h"

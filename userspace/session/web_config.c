@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "common/diag.h"
-#include "cli/web_config.h"
+#include "session/web_config.h"
 
 #define FILE_MAX (1 << 20)
 #define BCRYPT_COST_MAX 12

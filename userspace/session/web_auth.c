@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/web_config.h"
+#include "session/web_config.h"
 
 static bool same(const void *a, const void *b, size_t length)
 {

@@ -22,7 +22,7 @@ struct stat_bpf *stat_open(void);
 /*
  * Prepares tracer for tracer_options' targets, loads skel and attaches:
  * counting starts now, and SIGINT or SIGTERM set tracer_exiting. With cuda,
- * GPU activity too (cli/cuda.h: the collector loaded where it is not).
+ * GPU activity too (session/cuda.h: the collector loaded where it is not).
  * Says what failed; returns 0 or a negative errno.
  */
 int stat_attach(struct tracer *tracer, struct stat_bpf *skel, bool cuda, bool quiet);

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cuda.h"
+#include "session/cuda.h"
 #include "common/diag.h"
 #include "trace/inject.h"
 #include "trace/setup.h"

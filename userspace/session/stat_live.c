@@ -18,9 +18,9 @@
 #include "stat.skel.h"
 #include "trace/batch_read.h"
 #include "trace/targets.h"
-#include "cli/cuda.h"
-#include "cli/stat_live.h"
-#include "cli/stat_read.h"
+#include "session/cuda.h"
+#include "session/stat_live.h"
+#include "session/stat_read.h"
 #include "trace/runtime_info.h"
 #include "trace/tracer.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "stat.skel.h"
-#include "cli/stat_read.h"
+#include "session/stat_read.h"
 #include "common/idmap.h"
 
 #ifndef ENOTSUPP
