@@ -826,6 +826,181 @@ START_TEST(test_web_config_others_can_change)
 }
 END_TEST
 
+/* A connection to serve from 127.0.0.SOURCE (another address, as far as serve can tell). */
+static int connect_from(struct run *run, int source)
+{
+	struct sockaddr_in from = { .sin_family = AF_INET,
+				    .sin_addr.s_addr = htonl(INADDR_LOOPBACK + (uint32_t)source) };
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)run->serve_port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0 && (bind(fd, (struct sockaddr *)&from, sizeof(from)) ||
+			connect(fd, (struct sockaddr *)&to, sizeof(to)))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Whether serve closed fd: its end read, or the connection reset. */
+static bool closed_by_peer(int fd)
+{
+	char byte;
+	ssize_t got = recv(fd, &byte, 1, MSG_DONTWAIT);
+
+	return got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+#define SLOW_ADDRESSES 10
+#define SLOW_PER_ADDRESS 14
+#define SLOW_WITHIN_S 60
+
+/*
+ * Issue 41: 14 slow clients from each of 10 addresses, each sending a
+ * header line every 2 s and never ending its request (what held all of
+ * serve's slots for good: its timeout was an idle one). Scrapes made
+ * meanwhile are answered, and serve closes every slow one (its deadline
+ * is for a whole request; well within SLOW_WITHIN_S).
+ */
+static bool slow_clients_leave_room(struct run *run)
+{
+	int fds[SLOW_ADDRESSES * SLOW_PER_ADDRESS], open_count = 0, scrapes = 0, status;
+	char *body = NULL;
+
+	for (int i = 0; i < SLOW_ADDRESSES * SLOW_PER_ADDRESS; i++) {
+		fds[i] = connect_from(run, 2 + i / SLOW_PER_ADDRESS);
+		REQUIRE(run, fds[i] >= 0, "cannot connect from 127.0.0.%d: %s",
+			2 + i / SLOW_PER_ADDRESS, strerror(errno));
+		(void)!send(fds[i], "GET /metrics HTTP/1.1\r\nHost: x\r\n", 32, MSG_NOSIGNAL);
+	}
+	for (int second = 0; second < SLOW_WITHIN_S; second++) {
+		open_count = 0;
+		for (int i = 0; i < SLOW_ADDRESSES * SLOW_PER_ADDRESS; i++) {
+			if (fds[i] < 0)
+				continue;
+			if (closed_by_peer(fds[i]) ||
+			    (second % 2 == 0 &&
+			     send(fds[i], "X-Slow: 1\r\n", 11, MSG_NOSIGNAL) < 0)) {
+				close(fds[i]);
+				fds[i] = -1;
+				continue;
+			}
+			open_count++;
+		}
+		if (second % 2 == 1 && scrapes < 6) {
+			status = http_get(run->serve_port, "/metrics", &body);
+			REQUIRE(run, status == 200 && body && strstr(body, "optrace_processes"),
+				"scrape %d among %d slow clients: status %d", scrapes + 1,
+				open_count, status);
+			free(body);
+			body = NULL;
+			scrapes++;
+		}
+		if (!open_count && scrapes == 6)
+			break;
+		sleep(1);
+	}
+	for (int i = 0; i < SLOW_ADDRESSES * SLOW_PER_ADDRESS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	REQUIRE(run, open_count == 0, "%d slow clients still held after %d s", open_count,
+		SLOW_WITHIN_S);
+	REQUIRE(run, waitpid(run->serve, &status, WNOHANG) == 0, "serve died");
+	return true;
+}
+
+START_TEST(test_slow_clients_leave_room)
+{
+	static struct run run;
+
+	NEED_BPF();
+	if (start_serve(&run, NULL))
+		slow_clients_leave_room(&run);
+	finish(&run);
+}
+END_TEST
+
+#define FLOODERS 3
+#define FLOOD_S 12
+
+/* One flooder: wrong passwords as fast as curl goes, for FLOOD_S; exits 1 if one is let in. */
+static void flood(struct run *run)
+{
+	char url[128], status_path[64];
+	char *argv[] = { "curl",	 "-s",		"-o", "/dev/null", "-w",
+			 "%{http_code}", "--max-time",	"5",  "--cacert",  run->ca,
+			 "-u",		 USER ":wrong", url,  NULL };
+	time_t end = time(NULL) + FLOOD_S;
+
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/metrics", run->serve_port);
+	snprintf(status_path, sizeof(status_path), "%s/flood.%d", test_dir, getpid());
+	while (time(NULL) < end) {
+		char *text;
+
+		run_command(argv, status_path, "/dev/null", 30);
+		text = read_file(status_path);
+		if (text && atoi(text) == 200)
+			_exit(1);
+		free(text);
+	}
+	_exit(0);
+}
+
+/*
+ * Issue 41: a flood of wrong passwords (bcrypt checks, tens of ms each)
+ * while Prometheus scrapes with the right one: every scrape is answered,
+ * no wrong password is let in, serve stays up. The checks run on a
+ * thread of their own (session/http_server.c); bench/serve_flood.sh
+ * measures the scrapes' time with and without the flood.
+ */
+static bool scrapes_through_a_flood(struct run *run)
+{
+	pid_t flooders[FLOODERS];
+	int status;
+
+	for (int i = 0; i < FLOODERS; i++) {
+		flooders[i] = fork();
+		REQUIRE(run, flooders[i] >= 0, "fork: %s", strerror(errno));
+		if (!flooders[i])
+			flood(run);
+	}
+	for (int i = 0; i < 5; i++) {
+		char *body = NULL;
+
+		sleep(2);
+		status = https_get(run, "/metrics", USER ":" PASSWORD, &body, NULL);
+		REQUIRE(run, status == 200 && body && strstr(body, "optrace_processes"),
+			"scrape %d during a flood of wrong passwords: status %d", i + 1, status);
+		free(body);
+	}
+	for (int i = 0; i < FLOODERS; i++) {
+		REQUIRE(run, waitpid(flooders[i], &status, 0) == flooders[i], "a flooder lost: %s",
+			strerror(errno));
+		REQUIRE(run, WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			"a wrong password was let in (flooder status %d)", status);
+	}
+	REQUIRE(run, waitpid(run->serve, &status, WNOHANG) == 0, "serve died");
+	return true;
+}
+
+START_TEST(test_password_flood_leaves_scrapes)
+{
+	static struct run run;
+
+	NEED_BPF();
+	if (!have_program("openssl") || !have_program("curl"))
+		SKIP_TEST("openssl or curl is not installed (scripts/deps.sh installs them)");
+	snprintf(run.ca, sizeof(run.ca), "%s/serve.crt", test_dir);
+	run.web_config = make_web_config(&run);
+	if (start_serve(&run, NULL))
+		scrapes_through_a_flood(&run);
+	finish(&run);
+	free((char *)run.web_config);
+}
+END_TEST
+
 /* Polls the PromQL scalar until it passes the test within seconds; its last value. */
 static double wait_value(struct run *run, const char *promql, bool (*test)(double), int seconds)
 {
@@ -953,6 +1128,8 @@ int main(void)
 	tcase_add_test(tc, test_web_config_others_can_change);
 	tcase_add_test(tc, test_oldest_open_gauge);
 	tcase_add_test(tc, test_stuck_rule_of_the_docs);
+	tcase_add_test(tc, test_slow_clients_leave_room);
+	tcase_add_test(tc, test_password_flood_leaves_scrapes);
 	suite_add_tcase(suite, tc);
 	return run_suite(suite);
 }

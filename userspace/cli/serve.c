@@ -28,6 +28,7 @@
 #include "common/idmap.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
+#include "session/http_server.h"
 #include "session/web_config.h"
 #include "trace/setup.h"
 #include "stat.skel.h"
@@ -39,11 +40,6 @@
 #define TICK_MS 100
 #define DEFAULT_LISTEN "127.0.0.1:9464"
 #define DEFAULT_RETENTION_S 300
-#define MAX_CONNECTIONS 64
-#define MAX_CONNECTIONS_PER_CLIENT 16
-#define CONNECTION_TIMEOUT_S 10
-/* A request's headers and its buffers: a larger request is answered 431 and closed. */
-#define CONNECTION_MEMORY (64 * 1024)
 
 static struct {
 	const char *listen;
@@ -170,36 +166,14 @@ static bool oldest_open(void *ctx, __u32 tgid, uint64_t *op_ns, uint64_t *point_
 	return true;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *connection, unsigned int status,
-			     const char *content_type, char *body, size_t length, bool owned)
+static void reply_text(struct http_answer *answer, unsigned int status, const char *text)
 {
-	struct MHD_Response *response;
-	enum MHD_Result result;
-
-	response = MHD_create_response_from_buffer(
-		length, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-	if (!response) {
-		if (owned)
-			free(body);
-		return MHD_NO;
-	}
-	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	result = MHD_queue_response(connection, status, response);
-	MHD_destroy_response(response);
-	return result;
-}
-
-static enum MHD_Result reply_text(struct MHD_Connection *connection, unsigned int status,
-				  const char *text)
-{
-	return reply(connection, status, "text/plain; charset=utf-8", (char *)text, strlen(text),
-		     false);
+	*answer = (struct http_answer){ status, "text/plain; charset=utf-8", (char *)text,
+					strlen(text), false };
 }
 
 /* A scrape: the maps read into a snapshot, written out. */
-static enum MHD_Result reply_metrics(struct MHD_Connection *connection)
+static void reply_metrics(struct http_answer *answer)
 {
 	const struct prometheus_options options = { .exited = exited, .oldest_open = oldest_open };
 	struct stat_snapshot snapshot;
@@ -209,8 +183,10 @@ static enum MHD_Result reply_metrics(struct MHD_Connection *connection)
 	int err;
 
 	out = open_memstream(&text, &length);
-	if (!out)
-		return reply_text(connection, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	if (!out) {
+		reply_text(answer, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		return;
+	}
 	pthread_mutex_lock(&lock);
 	err = stat_snapshot_take(skel_now, &snapshot, false);
 	if (!err) {
@@ -223,87 +199,23 @@ static enum MHD_Result reply_metrics(struct MHD_Connection *connection)
 	if (err) {
 		free(text);
 		diag("cannot read the kernel's aggregates: %s", strerror(-err));
-		return reply_text(connection, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				  "cannot read the kernel's aggregates\n");
+		reply_text(answer, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			   "cannot read the kernel's aggregates\n");
+		return;
 	}
-	return reply(connection, MHD_HTTP_OK, PROMETHEUS_CONTENT_TYPE, text, length, true);
+	*answer = (struct http_answer){ MHD_HTTP_OK, PROMETHEUS_CONTENT_TYPE, text, length, true };
 }
 
-static bool authorized(struct MHD_Connection *connection)
+/* An authorized GET (session/http_server.c holds the rest). */
+static void answer(void *ctx, const char *url, struct http_answer *answer)
 {
-	char *password = NULL, *user;
-	bool ok;
-
-	if (!web.user_count)
-		return true;
-	user = MHD_basic_auth_get_username_password(connection, &password);
-	ok = web_auth_check(&web, user, password);
-	if (password) {
-		explicit_bzero(password, strlen(password));
-		MHD_free(password);
-	}
-	if (user)
-		MHD_free(user);
-	return ok;
-}
-
-/* 401 with WWW-Authenticate: Basic realm="optrace". */
-static enum MHD_Result refuse(struct MHD_Connection *connection)
-{
-	static char body[] = "401 Unauthorized: give the user and password of basic_auth_users\n";
-	struct MHD_Response *response =
-		MHD_create_response_from_buffer(sizeof(body) - 1, body, MHD_RESPMEM_PERSISTENT);
-	enum MHD_Result result;
-
-	if (!response)
-		return MHD_NO;
-	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");
-	result = MHD_queue_basic_auth_fail_response(connection, "optrace", response);
-	MHD_destroy_response(response);
-	return result;
-}
-
-static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, const char *url,
-			      const char *method, const char *version, const char *upload_data,
-			      size_t *upload_data_size, void **request)
-{
-	static int headers_read;
-
-	(void)cls;
-	(void)version;
-	(void)upload_data;
-	if (!authorized(connection))
-		return refuse(connection);
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply_text(connection, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n");
-	/* The first call has the headers only: answer once the request is whole. */
-	if (!*request) {
-		*request = &headers_read;
-		return MHD_YES;
-	}
-	if (*upload_data_size) {
-		*upload_data_size = 0; /* a body to a GET: ignored */
-		return MHD_YES;
-	}
+	(void)ctx;
 	if (!strcmp(url, "/metrics"))
-		return reply_metrics(connection);
-	if (!strcmp(url, "/"))
-		return reply_text(connection, MHD_HTTP_OK,
-				  "optrace serve: Prometheus metrics at /metrics\n");
-	return reply_text(connection, MHD_HTTP_NOT_FOUND,
-			  "not found: the metrics are at /metrics\n");
-}
-
-static void log_http(void *cls, const char *format, va_list args)
-{
-	char message[512];
-	size_t length;
-
-	(void)cls;
-	vsnprintf(message, sizeof(message), format, args);
-	length = strcspn(message, "\n");
-	message[length] = '\0';
-	diag("libmicrohttpd: %s", message);
+		reply_metrics(answer);
+	else if (!strcmp(url, "/"))
+		reply_text(answer, MHD_HTTP_OK, "optrace serve: Prometheus metrics at /metrics\n");
+	else
+		reply_text(answer, MHD_HTTP_NOT_FOUND, "not found: the metrics are at /metrics\n");
 }
 
 /* The address of --listen, bound and listening: the socket, or -1 (said why). */
@@ -326,7 +238,7 @@ static int listen_on(const char *where, char *bound, size_t size)
 	}
 	fd = socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(fd, found->ai_addr, found->ai_addrlen) || listen(fd, MAX_CONNECTIONS) ||
+	    bind(fd, found->ai_addr, found->ai_addrlen) || listen(fd, HTTP_MAX_CONNECTIONS) ||
 	    getsockname(fd, (struct sockaddr *)&address, &address_size)) {
 		diag("cannot listen on %s: %s", where, strerror(errno));
 		if (fd >= 0)
@@ -343,33 +255,6 @@ static int listen_on(const char *where, char *bound, size_t size)
 		snprintf(bound, size, address.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", name,
 			 service);
 	return fd;
-}
-
-/*
- * The daemon, bounded: connections in all and per client, a request's
- * memory and time (a slow or half-open client is closed after the
- * timeout); with --web-config, TLS.
- */
-static struct MHD_Daemon *start_http(int fd)
-{
-	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | (verbose ? MHD_USE_ERROR_LOG : 0);
-	struct MHD_OptionItem tls[] = {
-		{ MHD_OPTION_HTTPS_MEM_KEY, 0, web.key },
-		{ MHD_OPTION_HTTPS_MEM_CERT, 0, web.cert },
-		{ MHD_OPTION_HTTPS_PRIORITIES, 0, web.priorities },
-		{ MHD_OPTION_END, 0, NULL },
-	};
-
-	if (web.cert)
-		flags |= MHD_USE_TLS;
-	return MHD_start_daemon(flags, 0, NULL, NULL, answer, NULL, MHD_OPTION_EXTERNAL_LOGGER,
-				log_http, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
-				MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-				(unsigned int)MAX_CONNECTIONS_PER_CLIENT,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
-				MHD_OPTION_ARRAY, web.cert ? tls : tls + 3, MHD_OPTION_END);
 }
 
 /* --web-config read, and TLS there if it asks for it; 0 or -1 (said). */
@@ -472,7 +357,7 @@ int cmd_serve(int argc, char **argv)
 		.options = options, .parser = parse_arg, .doc = doc, .children = children
 	};
 	static struct tracer tracer;
-	struct MHD_Daemon *http = NULL;
+	struct http_server *http = NULL;
 	struct stat_bpf *skel;
 	char bound[NI_MAXHOST + NI_MAXSERV + 4];
 	long elapsed_ms = 0;
@@ -501,10 +386,10 @@ int cmd_serve(int argc, char **argv)
 		close(fd);
 		goto cleanup;
 	}
-	http = start_http(fd);
+	http = http_server_start(&(struct http_server_options){
+		.listen_fd = fd, .web = &web, .log_errors = verbose, .handler = answer });
 	if (!http) {
 		diag("cannot serve HTTP on %s (-v shows libmicrohttpd's messages)", bound);
-		close(fd);
 		err = -EIO;
 		goto cleanup;
 	}
@@ -532,8 +417,7 @@ int cmd_serve(int argc, char **argv)
 
 cleanup:
 	/* No scrape runs once the daemon is stopped: then the maps can go. */
-	if (http)
-		MHD_stop_daemon(http);
+	http_server_stop(http);
 	tracer_finish(&tracer, true);
 	stat_bpf__destroy(skel);
 	departed_free();

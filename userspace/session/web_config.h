@@ -41,9 +41,23 @@ struct web_config {
  * are none). bcrypt costs tens of ms a check: a pair accepted is
  * remembered by its SHA-256 (web_auth.c), and at most AUTH_CHECKS_PER_S
  * checks run each second, so that a flood of wrong passwords cannot pin
- * the server; past that a request is refused unchecked. Not thread-safe.
+ * the server; past that a request is refused unchecked. Thread-safe.
+ *
+ * web_auth_quick() answers what needs no bcrypt: accepted (no users, or a
+ * pair remembered), refused (no credentials, too long, the second's checks
+ * spent), or WEB_AUTH_NEEDS_CHECK, a bcrypt check counted against the
+ * second, for web_auth_check() to run where a slow answer blocks nobody
+ * (serve's checker thread, session/http_server.c).
  */
 #define AUTH_CHECKS_PER_S 10
+enum web_auth_verdict {
+	WEB_AUTH_REFUSED,
+	WEB_AUTH_ACCEPTED,
+	WEB_AUTH_NEEDS_CHECK,
+};
+enum web_auth_verdict web_auth_quick(struct web_config *config, const char *user,
+				     const char *password);
+/* The bcrypt check of a pair web_auth_quick() left: true if accepted. */
 bool web_auth_check(struct web_config *config, const char *user, const char *password);
 
 /* Reads path (a regular file, through one descriptor): 0, or -1 with file:line said. */
