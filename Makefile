@@ -379,7 +379,8 @@ $(DEMO): $(DEMO_CUDA_OBJS) $(DEMO_CUDA_STAMP)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 # The unit tests link every userspace module but those that need BPF, a server's libraries or main().
 USERSPACE_BPF_SRCS := $(wildcard userspace/cli/*.c) \
-	$(addprefix userspace/session/,stat_live.c stat_read.c cuda.c web_auth.c http_server.c) \
+	$(addprefix userspace/session/,stat_live.c stat_read.c cuda.c web_auth.c http_server.c \
+		recorder.c) \
 	$(addprefix userspace/trace/,attach.c uprobe_multi.c tracer.c)
 USERSPACE_PURE_SRCS := $(filter-out $(USERSPACE_BPF_SRCS),$(OPTRACE_SRCS))
 TEST_HELPER_SRCS := $(wildcard tests/lib/*.c)
