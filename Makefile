@@ -594,15 +594,17 @@ format-check: | $(DEPS_STAMP)
 	$(Q)$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_SRCS) || \
 		{ echo "make format: lays these files out as .clang-format says" >&2; exit 1; }
 
-# The tool's own sources: cppcheck's warnings, and the stages' include order.
+# The tool's own sources: cppcheck's warnings, the stages' include order and the headers'
+# guards (scripts/check-*.sh).
 LINT_SRCS := $(wildcard userspace/*/*.c probes/*.c probes/cupti/*.c python/*.c adapters/*/*.c)
 lint: | $(DEPS_STAMP)
-	$(call msg,LINT,cppcheck and scripts/check-layers.sh)
+	$(call msg,LINT,cppcheck and scripts/check-*.sh)
 	$(Q)$(CPPCHECK) --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 		--enable=warning,performance,portability --suppressions-list=scripts/cppcheck.supp \
 		--include=scripts/cppcheck.h -D__linux__ -D__x86_64__ -Iinclude -Iuserspace -I. \
 		$(LINT_SRCS)
 	$(Q)scripts/check-layers.sh
+	$(Q)scripts/check-guards.sh
 
 # ---- install -----------------------------------------------------------------
 
