@@ -594,8 +594,8 @@ format-check: | $(DEPS_STAMP)
 	$(Q)$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_SRCS) || \
 		{ echo "make format: lays these files out as .clang-format says" >&2; exit 1; }
 
-# The tool's own sources: cppcheck's warnings, the stages' include order and the headers'
-# guards (scripts/check-*.sh).
+# The tool's own sources: cppcheck's warnings, the stages' include order, the headers'
+# guards and the command table's copies (scripts/check-*.sh).
 LINT_SRCS := $(wildcard userspace/*/*.c probes/*.c probes/cupti/*.c python/*.c adapters/*/*.c)
 lint: | $(DEPS_STAMP)
 	$(call msg,LINT,cppcheck and scripts/check-*.sh)
@@ -605,6 +605,7 @@ lint: | $(DEPS_STAMP)
 		$(LINT_SRCS)
 	$(Q)scripts/check-layers.sh
 	$(Q)scripts/check-guards.sh
+	$(Q)scripts/check-commands.sh
 
 # ---- install -----------------------------------------------------------------
 
@@ -612,7 +613,8 @@ lint: | $(DEPS_STAMP)
 # optrace(8) is docs/optrace.md (pandoc); optrace-COMMAND(8) each command's
 # --help (help2man), its one-line summary from `optrace --help`.
 MAN_DIR := $(OUTPUT)/man
-COMMANDS := list stat top record report export serve dump
+# The commands, as userspace/cli/commands.h lists them (one X(NAME, ...) a line).
+COMMANDS := $(shell sed -n 's/^[[:space:]]*X.\([a-z]*\),.*/\1/p' userspace/cli/commands.h)
 MAN_PAGES := $(MAN_DIR)/optrace.8 $(patsubst %,$(MAN_DIR)/optrace-%.8,$(COMMANDS)) \
 	$(MAN_DIR)/optrace-demo.8
 
