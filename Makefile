@@ -595,7 +595,7 @@ format-check: | $(DEPS_STAMP)
 		{ echo "make format: lays these files out as .clang-format says" >&2; exit 1; }
 
 # The tool's own sources: cppcheck's warnings, the stages' include order, the headers'
-# guards and the command table's copies (scripts/check-*.sh).
+# guards, the command table's copies and stderr's lines (scripts/check-*.sh).
 LINT_SRCS := $(wildcard userspace/*/*.c probes/*.c probes/cupti/*.c python/*.c adapters/*/*.c)
 lint: | $(DEPS_STAMP)
 	$(call msg,LINT,cppcheck and scripts/check-*.sh)
@@ -606,6 +606,7 @@ lint: | $(DEPS_STAMP)
 	$(Q)scripts/check-layers.sh
 	$(Q)scripts/check-guards.sh
 	$(Q)scripts/check-commands.sh
+	$(Q)scripts/check-stderr.sh
 
 # ---- install -----------------------------------------------------------------
 
