@@ -21,6 +21,7 @@ ALL_CFLAGS := $(CFLAGS) $(WARNINGS) $(INCLUDES) -std=gnu11 -fPIC -pthread -MMD -
 
 LIB_DIR := $(OUTPUT)/lib
 BIN_DIR := $(OUTPUT)/bin
+LIBEXEC_DIR := $(OUTPUT)/libexec
 LIBOPTRACE := $(LIB_DIR)/liboptrace.so.$(VERSION)
 LIBOPTRACE_SONAME := liboptrace.so.$(SOVERSION)
 # Programs find liboptrace beside them, in .output/lib or PREFIX/lib.
@@ -57,7 +58,7 @@ endif
 deps: $(DEPS_STAMP)
 
 $(OUTPUT) $(OUTPUT)/probes $(OUTPUT)/demo $(OUTPUT)/tests $(OUTPUT)/bench $(OUTPUT)/bpf \
-$(LIB_DIR) $(BIN_DIR):
+$(LIB_DIR) $(BIN_DIR) $(LIBEXEC_DIR):
 	$(Q)mkdir -p $@
 
 # ---- liboptrace: the probes ------------------------------------------------
@@ -240,9 +241,20 @@ OPTRACE_SHARED_SRCS := probes/names.c probes/cupti/gpufile.c
 # userspace/ holds one folder per stage of the pipeline (userspace/README.md).
 USERSPACE_STAGES := common trace capture model output session cli
 OPTRACE_SRCS := $(foreach stage,$(USERSPACE_STAGES),$(wildcard userspace/$(stage)/*.c))
-OPTRACE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(OPTRACE_SRCS)) \
-	$(patsubst %.c,$(OUTPUT)/userspace/shared/%.o,$(notdir $(OPTRACE_SHARED_SRCS)))
+OPTRACE_SHARED_OBJS := $(patsubst %.c,$(OUTPUT)/userspace/shared/%.o,\
+	$(notdir $(OPTRACE_SHARED_SRCS)))
+# serve's HTTP server, TLS and bcrypt (libmicrohttpd, GnuTLS, libcrypt) are linked into a
+# program of its own, PREFIX/libexec/optrace-serve, that `optrace serve` runs in its place
+# (cli/serve_exec.c): the other commands load none of them. Its other objects are the
+# stages' and serve's own (cli/serve_main.c its main).
+SERVE_ONLY_SRCS := userspace/cli/serve.c userspace/cli/serve_main.c userspace/session/web_config.c \
+	userspace/session/web_auth.c userspace/output/prometheus.c
+OPTRACE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out $(SERVE_ONLY_SRCS),$(OPTRACE_SRCS))) \
+	$(OPTRACE_SHARED_OBJS)
+OPTRACE_SERVE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out userspace/cli/%,$(OPTRACE_SRCS)) \
+	$(filter userspace/cli/%,$(SERVE_ONLY_SRCS)) userspace/cli/common_flags.c) $(OPTRACE_SHARED_OBJS)
 OPTRACE := $(BIN_DIR)/optrace
+OPTRACE_SERVE := $(LIBEXEC_DIR)/optrace-serve
 # Includes name their stage ("model/profile.h") or the repository's folder ("bpf/events.h").
 USERSPACE_INCLUDES := -iquote . -iquote userspace
 OPTRACE_CFLAGS := $(ALL_CFLAGS) $(USERSPACE_INCLUDES) -I$(BPF_DIR) -DOPTRACE_VERSION='"$(VERSION)"'
@@ -286,9 +298,13 @@ $(OUTPUT)/userspace/shared/%.o: | $(DEPS_STAMP)
 
 $(OPTRACE): $(OPTRACE_OBJS) | $(BIN_DIR)
 	$(call msg,BINARY,$@)
+	$(Q)$(CC) -pthread -o $@ $^ -lbpf -lelf -lz -ldl
+
+$(OPTRACE_SERVE): $(OPTRACE_SERVE_OBJS) | $(LIBEXEC_DIR)
+	$(call msg,BINARY,$@)
 	$(Q)$(CC) -pthread -o $@ $^ -lbpf -lelf -lz -ldl -lmicrohttpd -lgnutls -lcrypt
 
-optrace: $(OPTRACE)
+optrace: $(OPTRACE) $(OPTRACE_SERVE)
 
 # ---- the demo array runtime --------------------------------------------------
 
@@ -489,8 +505,8 @@ tests: $(TEST_BINS) $(FIXTURES)
 # gen_capture: tests/python/test_perfetto.py's synthetic capture with GPU activity;
 # probe_loop: test_record's target that fills the ring buffer; legion-legacy: the
 # adapters' tests read their Legion Prof exports' pop-ups with it.
-test: $(TEST_BINS) $(FIXTURES) $(DEMO) $(OPTRACE) $(PY_PACKAGE) $(OUTPUT)/bench/gen_capture \
-		$(OUTPUT)/bench/probe_loop $(LEGION_LEGACY)
+test: $(TEST_BINS) $(FIXTURES) $(DEMO) $(OPTRACE) $(OPTRACE_SERVE) $(PY_PACKAGE) \
+		$(OUTPUT)/bench/gen_capture $(OUTPUT)/bench/probe_loop $(LEGION_LEGACY)
 	$(Q)PYTHON=$(PYTHON) PYTHONPATH=$(PY_DIR) OPTRACE_BUILD_DIR=$(OUTPUT) \
 		tests/run.sh $(TEST_BINS) tests/python/run.py tests/docs/run_docs.py
 
@@ -595,15 +611,19 @@ format-check: | $(DEPS_STAMP)
 	$(Q)$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_SRCS) || \
 		{ echo "make format: lays these files out as .clang-format says" >&2; exit 1; }
 
-# The tool's own sources: cppcheck's warnings, and the stages' include order.
+# The tool's own sources: cppcheck's warnings, the stages' include order, the headers'
+# guards, the command table's copies and stderr's lines (scripts/check-*.sh).
 LINT_SRCS := $(wildcard userspace/*/*.c probes/*.c probes/cupti/*.c python/*.c adapters/*/*.c)
 lint: | $(DEPS_STAMP)
-	$(call msg,LINT,cppcheck and scripts/check-layers.sh)
+	$(call msg,LINT,cppcheck and scripts/check-*.sh)
 	$(Q)$(CPPCHECK) --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 		--enable=warning,performance,portability --suppressions-list=scripts/cppcheck.supp \
 		--include=scripts/cppcheck.h -D__linux__ -D__x86_64__ -Iinclude -Iuserspace -I. \
 		$(LINT_SRCS)
 	$(Q)scripts/check-layers.sh
+	$(Q)scripts/check-guards.sh
+	$(Q)scripts/check-commands.sh
+	$(Q)scripts/check-stderr.sh
 
 # ---- install -----------------------------------------------------------------
 
@@ -611,7 +631,8 @@ lint: | $(DEPS_STAMP)
 # optrace(8) is docs/optrace.md (pandoc); optrace-COMMAND(8) each command's
 # --help (help2man), its one-line summary from `optrace --help`.
 MAN_DIR := $(OUTPUT)/man
-COMMANDS := list stat top record report export serve dump
+# The commands, as userspace/cli/commands.h lists them (one X(NAME, ...) a line).
+COMMANDS := $(shell sed -n 's/^[[:space:]]*X.\([a-z]*\),.*/\1/p' userspace/cli/commands.h)
 MAN_PAGES := $(MAN_DIR)/optrace.8 $(patsubst %,$(MAN_DIR)/optrace-%.8,$(COMMANDS)) \
 	$(MAN_DIR)/optrace-demo.8
 
@@ -626,7 +647,7 @@ $(MAN_DIR)/optrace.8: docs/optrace.md packaging/man-tables.lua | $(MAN_DIR) $(DE
 		-M footer='optrace $(VERSION)' -M header='System Administration Utilities' \
 		-V header-includes=.nh --lua-filter=packaging/man-tables.lua $< -o $@
 
-$(MAN_DIR)/optrace-%.8: $(OPTRACE) packaging/see-also.h2m | $(MAN_DIR) $(DEPS_STAMP)
+$(MAN_DIR)/optrace-%.8: $(OPTRACE) $(OPTRACE_SERVE) packaging/see-also.h2m | $(MAN_DIR) $(DEPS_STAMP)
 	$(call msg,MAN,$@)
 	$(Q)help2man -N -s 8 --version-string=$(VERSION) -I packaging/see-also.h2m \
 		-n "$$($(OPTRACE) --help | sed -n 's/^  $* *//p')" '$(OPTRACE) $*' | \
@@ -645,9 +666,10 @@ man: $(MAN_PAGES)
 # Every file `make install` puts down is named once, in INSTALLED; `make
 # uninstall` removes exactly those, and the folders install made if empty.
 BINDIR := $(PREFIX)/bin
+LIBEXECDIR := $(PREFIX)/libexec
 LIBDIR := $(PREFIX)/lib
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
-INSTALLED := $(BINDIR)/optrace $(BINDIR)/optrace-demo \
+INSTALLED := $(BINDIR)/optrace $(BINDIR)/optrace-demo $(LIBEXECDIR)/optrace-serve \
 	$(LIBDIR)/$(notdir $(LIBOPTRACE)) $(LIBDIR)/$(LIBOPTRACE_SONAME) $(LIBDIR)/liboptrace.so \
 	$(LIBDIR)/pkgconfig/optrace.pc \
 	$(patsubst include/optrace/%,$(PREFIX)/include/optrace/%,$(wildcard include/optrace/*.h)) \
@@ -663,13 +685,13 @@ INSTALLED := $(BINDIR)/optrace $(BINDIR)/optrace-demo \
 # The folders install had to make, deepest first: uninstall removes them once empty.
 INSTALL_MANIFEST := $(PREFIX)/share/doc/optrace/installed-folders
 
-install: lib $(DEMO) $(PY_PACKAGE) $(OPTRACE) $(MAN_PAGES)
+install: lib $(DEMO) $(PY_PACKAGE) $(OPTRACE) $(OPTRACE_SERVE) $(MAN_PAGES)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)for file in $(INSTALLED); do dir=$$(dirname $$file); \
 		while [ "$$dir" != / ] && [ ! -d "$(DESTDIR)$$dir" ]; do \
 			echo $$dir; dir=$$(dirname $$dir); done; done | sort -ur > $(OUTPUT)/installed-folders
 	$(Q)install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include/optrace \
-		$(DESTDIR)$(BINDIR) $(DESTDIR)$(PREFIX)/share/doc/optrace \
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(PREFIX)/share/doc/optrace \
 		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 		$(DESTDIR)$(LIBDIR)/systemd/system $(DESTDIR)$(SYSCONFDIR)/default
 	$(Q)install -m 0755 $(LIBOPTRACE) $(DESTDIR)$(LIBDIR)/
@@ -680,6 +702,7 @@ install: lib $(DEMO) $(PY_PACKAGE) $(OPTRACE) $(MAN_PAGES)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' probes/optrace.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/optrace.pc
 	$(Q)install -m 0755 $(OPTRACE) $(DEMO) $(DESTDIR)$(BINDIR)/
+	$(Q)install -m 0755 $(OPTRACE_SERVE) $(DESTDIR)$(LIBEXECDIR)/
 	$(Q)install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/optrace/
 	$(Q)for page in $(MAN_PAGES); do \
 		gzip -n -9 -c $$page > $(DESTDIR)$(PREFIX)/share/man/man8/$$(basename $$page).gz; done

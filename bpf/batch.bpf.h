@@ -4,8 +4,8 @@
  * buffered events (include/optrace/abi.h). The process is untrusted: a batch
  * is read with bounds, and every event it claims but cannot give is counted.
  */
-#ifndef OPTRACE_BATCH_BPF_H
-#define OPTRACE_BATCH_BPF_H
+#ifndef OPTRACE_BPF_BATCH_BPF_H
+#define OPTRACE_BPF_BATCH_BPF_H
 
 typedef __u8 uint8_t;
 typedef __u16 uint16_t;
@@ -37,4 +37,4 @@ static __always_inline int read_event(struct optrace_event *event, __u64 events,
 				   (void *)(events + (__u64)index * sizeof(*event)));
 }
 
-#endif /* OPTRACE_BATCH_BPF_H */
+#endif /* OPTRACE_BPF_BATCH_BPF_H */

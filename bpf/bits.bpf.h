@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-#ifndef OPTRACE_BITS_BPF_H
-#define OPTRACE_BITS_BPF_H
+#ifndef OPTRACE_BPF_BITS_BPF_H
+#define OPTRACE_BPF_BITS_BPF_H
 
 /* floor(log2(v)) for v > 0, branch-free, as the verifier likes it. */
 static __always_inline __u64 log2_u32(__u32 v)
@@ -29,4 +29,4 @@ static __always_inline __u64 log2_u64(__u64 v)
 	return hi ? log2_u32(hi) + 32 : log2_u32(v);
 }
 
-#endif /* OPTRACE_BITS_BPF_H */
+#endif /* OPTRACE_BPF_BITS_BPF_H */

@@ -4,8 +4,8 @@
  * counters (the including file defines it: its enum's __COUNT), summed by
  * userspace. Every drop is counted where it happens, never inferred.
  */
-#ifndef OPTRACE_LOSSES_BPF_H
-#define OPTRACE_LOSSES_BPF_H
+#ifndef OPTRACE_BPF_LOSSES_BPF_H
+#define OPTRACE_BPF_LOSSES_BPF_H
 
 #ifndef LOSS_COUNT
 #error "define LOSS_COUNT, the number of loss counters, before including losses.bpf.h"
@@ -31,4 +31,4 @@ static __always_inline void count_loss(__u32 loss)
 	count_losses(loss, 1);
 }
 
-#endif /* OPTRACE_LOSSES_BPF_H */
+#endif /* OPTRACE_BPF_LOSSES_BPF_H */

@@ -6,8 +6,8 @@
  * thread, are then counted under them, whichever of the two comes first.
  * Included by stat.bpf.c only, after stat_state.bpf.h.
  */
-#ifndef OPTRACE_STAT_GPU_BPF_H
-#define OPTRACE_STAT_GPU_BPF_H
+#ifndef OPTRACE_BPF_STAT_GPU_BPF_H
+#define OPTRACE_BPF_STAT_GPU_BPF_H
 
 #include <optrace/gpu.h>
 
@@ -335,4 +335,4 @@ static __always_inline int gpu_activity_probe(__u64 address, __u8 type)
 	return 0;
 }
 
-#endif /* OPTRACE_STAT_GPU_BPF_H */
+#endif /* OPTRACE_BPF_STAT_GPU_BPF_H */

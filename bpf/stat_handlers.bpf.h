@@ -4,8 +4,8 @@
  * fast path's batch walk both call them, so that both count alike.
  * Included by stat.bpf.c only, after stat_state.bpf.h.
  */
-#ifndef OPTRACE_STAT_HANDLERS_BPF_H
-#define OPTRACE_STAT_HANDLERS_BPF_H
+#ifndef OPTRACE_BPF_STAT_HANDLERS_BPF_H
+#define OPTRACE_BPF_STAT_HANDLERS_BPF_H
 
 static __always_inline void on_op_begin(struct event_place *place, __u64 now, __u64 op,
 					__u64 parent, __u32 depth, __u64 name)
@@ -367,4 +367,4 @@ static __always_inline void on_wait_end(struct event_place *place, __u64 now, in
 	}
 }
 
-#endif /* OPTRACE_STAT_HANDLERS_BPF_H */
+#endif /* OPTRACE_BPF_STAT_HANDLERS_BPF_H */

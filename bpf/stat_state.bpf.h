@@ -5,8 +5,8 @@
  * aggregates userspace reads (bpf/aggregates.h); and where an event counts
  * (struct event_place). Included by stat.bpf.c only.
  */
-#ifndef OPTRACE_STAT_STATE_BPF_H
-#define OPTRACE_STAT_STATE_BPF_H
+#ifndef OPTRACE_BPF_STAT_STATE_BPF_H
+#define OPTRACE_BPF_STAT_STATE_BPF_H
 
 #define MAX_THREADS 16384
 #define MAX_OPS 16384
@@ -360,4 +360,4 @@ static __always_inline struct frame *top_frame(struct thread_state *state, __u64
 	return state->frames[top].op == op ? &state->frames[top] : NULL;
 }
 
-#endif /* OPTRACE_STAT_STATE_BPF_H */
+#endif /* OPTRACE_BPF_STAT_STATE_BPF_H */

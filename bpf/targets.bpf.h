@@ -5,8 +5,8 @@
  * its descendants (followed through fork) are targets; otherwise the attach
  * itself selects the processes and filter_targets stays false.
  */
-#ifndef OPTRACE_TARGETS_BPF_H
-#define OPTRACE_TARGETS_BPF_H
+#ifndef OPTRACE_BPF_TARGETS_BPF_H
+#define OPTRACE_BPF_TARGETS_BPF_H
 
 /* Set by the loader before load; the verifier drops the dead branches. */
 const volatile bool filter_targets = false;
@@ -38,4 +38,4 @@ int BPF_PROG(follow_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-#endif /* OPTRACE_TARGETS_BPF_H */
+#endif /* OPTRACE_BPF_TARGETS_BPF_H */

@@ -6,8 +6,8 @@
  * lookups per hit. This reads the same specification (usdt.bpf.h's maps and
  * layout, filled by libbpf or by optrace's uprobe_multi attach) once.
  */
-#ifndef OPTRACE_USDT_FETCH_BPF_H
-#define OPTRACE_USDT_FETCH_BPF_H
+#ifndef OPTRACE_BPF_USDT_FETCH_BPF_H
+#define OPTRACE_BPF_USDT_FETCH_BPF_H
 
 /*
  * Each attached process takes one argument specification per probe site:
@@ -162,4 +162,4 @@ static __always_inline bool string_was_cut(__u64 address, long length, long size
 	}                                                                               \
 	static __always_inline typeof(name(0)) ____##name(struct pt_regs *ctx, ##args)
 
-#endif /* OPTRACE_USDT_FETCH_BPF_H */
+#endif /* OPTRACE_BPF_USDT_FETCH_BPF_H */

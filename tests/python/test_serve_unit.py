@@ -87,6 +87,24 @@ def free_port():
         return s.getsockname()[1]
 
 
+def scrape_until(serve, port, wanted):
+    """/metrics of the serve on port, once it holds wanted or serve has exited."""
+    body = ""
+    for _ in range(300):
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port,
+                                        timeout=2) as r:
+                body = r.read().decode()
+            if wanted in body:
+                break
+        except OSError:
+            pass
+        if serve.poll() is not None:
+            break
+        time.sleep(0.2)
+    return body
+
+
 @unittest.skipUnless(os.geteuid() == 0, "needs root (BPF)")
 class ServeUnitTest(unittest.TestCase):
     def setUp(self):
@@ -124,19 +142,7 @@ class ServeUnitTest(unittest.TestCase):
                  "strace", "-f", "-qq", "-o", trace, OPTRACE, "serve", "-a", "-q",
                  "--listen", "127.0.0.1:%d" % port],
                 stderr=subprocess.PIPE, text=True)
-            body = ""
-            for _ in range(300):
-                try:
-                    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port,
-                                                timeout=2) as r:
-                        body = r.read().decode()
-                    if 'optrace_operations_total{command="optrace-demo"' in body:
-                        break
-                except OSError:
-                    pass
-                if serve.poll() is not None:
-                    break
-                time.sleep(0.2)
+            body = scrape_until(serve, port, 'optrace_operations_total{command="optrace-demo"')
             self.assertIn('optrace_operations_total{command="optrace-demo"', body,
                           serve.stderr.read() if serve.poll() is not None else body[-2000:])
             # To serve itself, under strace (which would detach on its own SIGTERM).

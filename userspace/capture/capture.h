@@ -11,8 +11,8 @@
  * Every function returns 0 (or a count) or a negative errno. A writer or a
  * reader is used by one thread at a time.
  */
-#ifndef OPTRACE_CAPTURE_H
-#define OPTRACE_CAPTURE_H
+#ifndef OPTRACE_CAPTURE_CAPTURE_H
+#define OPTRACE_CAPTURE_CAPTURE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -294,4 +294,4 @@ const char *capture_header_get(const struct capture_header *header, const char *
  */
 int capture_dump(FILE *out, const char *path, bool records);
 
-#endif /* OPTRACE_CAPTURE_H */
+#endif /* OPTRACE_CAPTURE_CAPTURE_H */

@@ -11,21 +11,16 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "common/diag.h"
 
+#define OPTRACE_COMMAND_ENTRY(name, summary) { #name, cmd_##name, summary },
+
+/* The table of cli/commands.h: the one list of commands. */
 static const struct {
 	const char *name;
 	int (*run)(int argc, char **argv);
 	const char *summary;
-} commands[] = {
-	{ "list", cmd_list, "the optrace probes of a process or file, and their semaphores" },
-	{ "stat", cmd_stat, "per-operation and per-task aggregates, counted in the kernel" },
-	{ "top", cmd_top, "the same aggregates as a live screen, slowest first" },
-	{ "record", cmd_record, "every operation, task and wait into a capture file" },
-	{ "report", cmd_report, "a capture file's profile as text" },
-	{ "export", cmd_export, "a capture file's profile for Perfetto or Legion Prof" },
-	{ "serve", cmd_serve, "the aggregates of stat for Prometheus, over HTTP (/metrics)" },
-	{ "dump", cmd_dump, "what every thread of a process is doing now, for hung jobs" },
-};
+} commands[] = { OPTRACE_COMMANDS(OPTRACE_COMMAND_ENTRY) };
 
 /* argp gives every command --version (and -V) with this. */
 const char *argp_program_version = "optrace " OPTRACE_VERSION;
@@ -47,8 +42,21 @@ static void usage(FILE *out)
 		     "`optrace COMMAND --help` describes each command.\n");
 }
 
+/* " list, stat, ...": the commands' names, for an unknown command's error. */
+static void command_names(char *names, size_t size)
+{
+	size_t used = 0;
+
+	names[0] = '\0';
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]) && used < size; i++)
+		used += (size_t)snprintf(names + used, size - used, "%s %s", i ? "," : "",
+					 commands[i].name);
+}
+
 int main(int argc, char **argv)
 {
+	char names[256];
+
 	/* Usage errors exit 2, runtime failures 1, as with the other commands. */
 	argp_err_exit_status = 2;
 	/*
@@ -89,9 +97,8 @@ int main(int argc, char **argv)
 		}
 		return commands[i].run(argc - 1, argv + 1);
 	}
-	fprintf(stderr, "optrace: unknown command '%s'\noptrace: the commands are", argv[1]);
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(stderr, "%s %s", i ? "," : "", commands[i].name);
-	fprintf(stderr, " (optrace --help)\n");
+	diag("unknown command '%s'", argv[1]);
+	command_names(names, sizeof(names));
+	diag("the commands are%s (optrace --help)", names);
 	return 2;
 }

@@ -324,7 +324,10 @@ static int run(int argc, char **argv, const struct argp *argp)
 	err = stat_attach(&tracer, skel, common_flags.cuda, common_flags.quiet || env.top);
 	if (err)
 		goto cleanup;
-	/* On stderr, in --json mode too: when counting starts, for people and scripts alike. */
+	/*
+	 * Progress, not diag(): on stderr, in --json mode too: when counting starts, for people
+	 * and scripts alike.
+	 */
 	if (!tracer_options.command && !env.top && !common_flags.quiet)
 		fprintf(stderr, "Tracing... %s\n",
 			env.interval_ms ? "Hit Ctrl-C to end." : "Hit Ctrl-C to end and print.");

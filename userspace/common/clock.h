@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Times as nanoseconds: the one conversion from struct timespec. */
-#ifndef OPTRACE_CLOCK_H
-#define OPTRACE_CLOCK_H
+#ifndef OPTRACE_COMMON_CLOCK_H
+#define OPTRACE_COMMON_CLOCK_H
 
 #include <stdint.h>
 #include <time.h>
@@ -28,4 +28,4 @@ static inline double seconds_since(uint64_t start_ns)
 	return (double)(clock_ns(CLOCK_MONOTONIC) - start_ns) / 1e9;
 }
 
-#endif /* OPTRACE_CLOCK_H */
+#endif /* OPTRACE_COMMON_CLOCK_H */

@@ -7,8 +7,8 @@
  * exits 0 when it did its job, 1 when it failed after saying why, 2 on a
  * usage error; a command run with `--` gives its own exit status back.
  */
-#ifndef OPTRACE_DIAG_H
-#define OPTRACE_DIAG_H
+#ifndef OPTRACE_COMMON_DIAG_H
+#define OPTRACE_COMMON_DIAG_H
 
 #define EXIT_USAGE 2
 
@@ -22,4 +22,4 @@ static inline void keep_first_error(int *error, int err)
 /* "optrace: MESSAGE\n" on stderr. */
 void diag(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-#endif /* OPTRACE_DIAG_H */
+#endif /* OPTRACE_COMMON_DIAG_H */

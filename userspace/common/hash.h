@@ -3,8 +3,8 @@
  * FNV-1a, 64-bit: the hash of the model's and outputs' tables (fast, good
  * enough for keys that no one chooses to collide; open addressing copes).
  */
-#ifndef OPTRACE_HASH_H
-#define OPTRACE_HASH_H
+#ifndef OPTRACE_COMMON_HASH_H
+#define OPTRACE_COMMON_HASH_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -29,4 +29,4 @@ static inline uint64_t hash_text(uint64_t hash, const char *text)
 	return hash;
 }
 
-#endif /* OPTRACE_HASH_H */
+#endif /* OPTRACE_COMMON_HASH_H */

@@ -5,8 +5,8 @@
  * linear probing and backward-shift deletion, so that a long capture that
  * adds and removes millions of entries keeps no tombstones.
  */
-#ifndef OPTRACE_IDMAP_H
-#define OPTRACE_IDMAP_H
+#ifndef OPTRACE_COMMON_IDMAP_H
+#define OPTRACE_COMMON_IDMAP_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -33,4 +33,4 @@ void idmap_free(struct idmap *map);
 
 /* Iteration: for (size_t i = 0; i < map->capacity; i++) if (map->slots[i].value) ... */
 
-#endif /* OPTRACE_IDMAP_H */
+#endif /* OPTRACE_COMMON_IDMAP_H */

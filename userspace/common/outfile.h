@@ -19,8 +19,8 @@
  *    are written in place too; an output that is one of the command's
  *    inputs (by device and inode, whatever its name) is refused.
  */
-#ifndef OPTRACE_OUTFILE_H
-#define OPTRACE_OUTFILE_H
+#ifndef OPTRACE_COMMON_OUTFILE_H
+#define OPTRACE_COMMON_OUTFILE_H
 
 #include <stdbool.h>
 
@@ -89,4 +89,4 @@ const char *out_file_name(const struct out_file *out);
 /* True if path is one of the input_count inputs (the same file, by device and inode). */
 bool out_file_is_input(const char *path, const char *const *inputs, int input_count);
 
-#endif /* OPTRACE_OUTFILE_H */
+#endif /* OPTRACE_COMMON_OUTFILE_H */

@@ -3,8 +3,8 @@
  * The one UTF-8 validator: every writer that passes a traced process's text
  * on (JSON, Legion Prof, the terminal) decides with it what is a character.
  */
-#ifndef OPTRACE_UTF8_H
-#define OPTRACE_UTF8_H
+#ifndef OPTRACE_COMMON_UTF8_H
+#define OPTRACE_COMMON_UTF8_H
 
 /* U+FFFD, what a byte that is not UTF-8 becomes. */
 #define UTF8_REPLACEMENT "\xef\xbf\xbd"
@@ -30,4 +30,4 @@ unsigned int utf8_code_point(const unsigned char *s, unsigned int length);
  */
 int utf8_is_control(const unsigned char *s, unsigned int length);
 
-#endif /* OPTRACE_UTF8_H */
+#endif /* OPTRACE_COMMON_UTF8_H */

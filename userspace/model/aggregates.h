@@ -7,8 +7,8 @@
  * helpers rolled in, or split by helper. Pure C: the unit tests build
  * snapshots by hand.
  */
-#ifndef OPTRACE_STAT_MODEL_H
-#define OPTRACE_STAT_MODEL_H
+#ifndef OPTRACE_MODEL_AGGREGATES_H
+#define OPTRACE_MODEL_AGGREGATES_H
 
 #include <linux/types.h>
 #include <optrace/abi.h>
@@ -268,4 +268,4 @@ int stat_reason_slot(int reason);
 
 const char *stat_loss_name(int loss);
 
-#endif /* OPTRACE_STAT_MODEL_H */
+#endif /* OPTRACE_MODEL_AGGREGATES_H */

@@ -7,8 +7,8 @@
  * Memory per row: at most 512 KiB exact, then about 1 KiB per power of two
  * that holds values.
  */
-#ifndef OPTRACE_DURATIONS_H
-#define OPTRACE_DURATIONS_H
+#ifndef OPTRACE_MODEL_DURATIONS_H
+#define OPTRACE_MODEL_DURATIONS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -46,4 +46,4 @@ double durations_quantile(struct durations *set, double p);
 
 void durations_free(struct durations *set);
 
-#endif /* OPTRACE_DURATIONS_H */
+#endif /* OPTRACE_MODEL_DURATIONS_H */

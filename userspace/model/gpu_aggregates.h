@@ -3,8 +3,8 @@
  * The GPU part of `optrace report`: device time per operation the user
  * called and per variant of the task that launched it, and per kernel.
  */
-#ifndef OPTRACE_GPU_REPORT_H
-#define OPTRACE_GPU_REPORT_H
+#ifndef OPTRACE_MODEL_GPU_AGGREGATES_H
+#define OPTRACE_MODEL_GPU_AGGREGATES_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -85,4 +85,4 @@ const char *gpu_drop_source_key(const struct gpu_summary *summary, int source);
 void gpu_report_sort(struct gpu_report *report);
 void gpu_report_free(struct gpu_report *report);
 
-#endif /* OPTRACE_GPU_REPORT_H */
+#endif /* OPTRACE_MODEL_GPU_AGGREGATES_H */

@@ -8,8 +8,8 @@
  * its thread's own order, while the operation or task open on that thread
  * is still alive: kernel → correlation id → launch → innermost open frame.
  */
-#ifndef OPTRACE_GPU_INDEX_H
-#define OPTRACE_GPU_INDEX_H
+#ifndef OPTRACE_MODEL_GPU_INDEX_H
+#define OPTRACE_MODEL_GPU_INDEX_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -131,4 +131,4 @@ const struct gpu_thread_launches *gpu_index_thread(const struct gpu_index *index
 /* The kernel's name, "memcpy HtoD" and such for copies, "memset"; never NULL. */
 const char *gpu_activity_name(const struct gpu_index *index, const struct gpu_activity *activity);
 
-#endif /* OPTRACE_GPU_INDEX_H */
+#endif /* OPTRACE_MODEL_GPU_INDEX_H */

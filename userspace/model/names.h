@@ -5,8 +5,8 @@
  * the rank the runtime announced (rt_init). Every output names a process as
  * "optrace-demo 9117 rank 0 of 2" and a thread by its own name from here.
  */
-#ifndef OPTRACE_NAMES_H
-#define OPTRACE_NAMES_H
+#ifndef OPTRACE_MODEL_NAMES_H
+#define OPTRACE_MODEL_NAMES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -62,4 +62,4 @@ int profile_names_fill_snapshot(const struct profile_names *names, struct stat_s
 
 void profile_names_free(struct profile_names *names);
 
-#endif /* OPTRACE_NAMES_H */
+#endif /* OPTRACE_MODEL_NAMES_H */

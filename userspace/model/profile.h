@@ -11,8 +11,8 @@
  * its tasks ran. Nothing assumes a global time order across CPUs: only each
  * thread's own order, and that a launch comes before its tasks' runs.
  */
-#ifndef OPTRACE_PROFILE_H
-#define OPTRACE_PROFILE_H
+#ifndef OPTRACE_MODEL_PROFILE_H
+#define OPTRACE_MODEL_PROFILE_H
 
 #include <linux/types.h>
 #include <optrace/abi.h>
@@ -201,4 +201,4 @@ void profile_free(struct profile *profile);
 /* The text at address in process tgid, or a placeholder; never NULL. */
 const char *profile_string(const struct profile *profile, uint32_t tgid, uint64_t address);
 
-#endif /* OPTRACE_PROFILE_H */
+#endif /* OPTRACE_MODEL_PROFILE_H */

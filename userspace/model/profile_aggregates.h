@@ -6,8 +6,8 @@
  * helpers' included) and every duration, for exact percentiles (8 bytes a
  * duration, up to DURATIONS_EXACT_MAX a row: model/durations.h).
  */
-#ifndef OPTRACE_REPORT_H
-#define OPTRACE_REPORT_H
+#ifndef OPTRACE_MODEL_PROFILE_AGGREGATES_H
+#define OPTRACE_MODEL_PROFILE_AGGREGATES_H
 
 #include "capture/capture.h"
 #include "model/gpu_aggregates.h"
@@ -45,4 +45,4 @@ int report_builder_add_capture(struct report_builder *builder, const struct capt
 
 void report_builder_free(struct report_builder *builder);
 
-#endif /* OPTRACE_REPORT_H */
+#endif /* OPTRACE_MODEL_PROFILE_AGGREGATES_H */

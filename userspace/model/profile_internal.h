@@ -4,8 +4,8 @@
  * attribute GPU activity as it comes or read ahead: threads, their open
  * frames, and how a frame is kept alive.
  */
-#ifndef OPTRACE_PROFILE_INTERNAL_H
-#define OPTRACE_PROFILE_INTERNAL_H
+#ifndef OPTRACE_MODEL_PROFILE_INTERNAL_H
+#define OPTRACE_MODEL_PROFILE_INTERNAL_H
 
 #include "model/profile.h"
 
@@ -79,4 +79,4 @@ void gpu_stream_finish(struct profile *profile);
 void gpu_stream_expire(struct profile *profile, uint64_t now_ns);
 void gpu_stream_free(struct profile *profile);
 
-#endif /* OPTRACE_PROFILE_INTERNAL_H */
+#endif /* OPTRACE_MODEL_PROFILE_INTERNAL_H */

@@ -489,11 +489,13 @@ static int feed_source(struct replay *replay, struct replay_source *source, stru
 			double done =
 				(double)record.chunk * source->header->chunk_size / (double)size;
 
+			/* A line redrawn in place, not diag(). */
 			fprintf(stderr, "\roptrace: reading %s: %3.0f%% (%.0f M records)",
 				source->path, done < 1 ? done * 100 : 99.0, records / 1e6);
 		}
 	}
 	free(m.copy);
+	/* The progress line erased (not diag(): no line of its own). */
 	if (progress && records >= (1 << 20))
 		fprintf(stderr, "\r\033[K");
 	if (err < 0) {

@@ -10,8 +10,8 @@
  * share a pid get distinct ids in the profile; the names keep their pid and
  * host.
  */
-#ifndef OPTRACE_REPLAY_H
-#define OPTRACE_REPLAY_H
+#ifndef OPTRACE_MODEL_REPLAY_H
+#define OPTRACE_MODEL_REPLAY_H
 
 #include "capture/capture.h"
 #include "model/gpu_index.h"
@@ -100,4 +100,4 @@ void replay_close(struct replay *replay);
  */
 int replay_check_readable(const struct replay *replay);
 
-#endif /* OPTRACE_REPLAY_H */
+#endif /* OPTRACE_MODEL_REPLAY_H */

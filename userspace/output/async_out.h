@@ -5,8 +5,8 @@
  * kernel's copy into the page cache overlap (the Chrome export writes
  * about 94 bytes per event, and on two cores that halves its time).
  */
-#ifndef OPTRACE_ASYNC_OUT_H
-#define OPTRACE_ASYNC_OUT_H
+#ifndef OPTRACE_OUTPUT_ASYNC_OUT_H
+#define OPTRACE_OUTPUT_ASYNC_OUT_H
 
 #include <stddef.h>
 
@@ -30,4 +30,4 @@ char *async_out_swap(struct async_out *out, char *buffer, size_t used);
 /* Writes what is left, stops the thread, frees. The first error, or 0. */
 int async_out_close(struct async_out *out, char *buffer, size_t used);
 
-#endif /* OPTRACE_ASYNC_OUT_H */
+#endif /* OPTRACE_OUTPUT_ASYNC_OUT_H */

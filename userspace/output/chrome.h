@@ -8,8 +8,8 @@
  * launched them. Written as the profile hands things over: memory stays
  * bounded by the profile's.
  */
-#ifndef OPTRACE_CHROME_H
-#define OPTRACE_CHROME_H
+#ifndef OPTRACE_OUTPUT_CHROME_H
+#define OPTRACE_OUTPUT_CHROME_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,4 +47,4 @@ int chrome_writer_begin(struct chrome_writer *writer, FILE *out, uint64_t base_n
 /* Ends the document; returns 0 or a negative errno from writing. */
 int chrome_writer_end(struct chrome_writer *writer);
 
-#endif /* OPTRACE_CHROME_H */
+#endif /* OPTRACE_OUTPUT_CHROME_H */

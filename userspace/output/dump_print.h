@@ -4,8 +4,8 @@
  * (trace/view_read.h), as text for a terminal or as JSON. Strings are the
  * traced process's and untrusted: made printable, or escaped.
  */
-#ifndef OPTRACE_DUMP_PRINT_H
-#define OPTRACE_DUMP_PRINT_H
+#ifndef OPTRACE_OUTPUT_DUMP_PRINT_H
+#define OPTRACE_OUTPUT_DUMP_PRINT_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,4 +26,4 @@ void dump_print_json(FILE *out, const struct process_view *view);
 /* "12.4 s", "850 ms", "3 min 20 s": an age that reads at a glance. */
 const char *dump_age_text(uint64_t ns, char *buffer, size_t size);
 
-#endif /* OPTRACE_DUMP_PRINT_H */
+#endif /* OPTRACE_OUTPUT_DUMP_PRINT_H */

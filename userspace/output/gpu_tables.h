@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* The GPU tables of `optrace report` (model/gpu_aggregates.h), as text or as JSON. */
-#ifndef OPTRACE_GPU_TABLES_H
-#define OPTRACE_GPU_TABLES_H
+#ifndef OPTRACE_OUTPUT_GPU_TABLES_H
+#define OPTRACE_OUTPUT_GPU_TABLES_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,4 +25,4 @@ bool gpu_drops_text(const struct gpu_summary *summary, char *text, size_t size);
 bool gpu_losses_note(const struct profile *profile, uint64_t ring_buffer_lost,
 		     struct gpu_summary *summary);
 
-#endif /* OPTRACE_GPU_TABLES_H */
+#endif /* OPTRACE_OUTPUT_GPU_TABLES_H */

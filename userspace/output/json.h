@@ -5,8 +5,8 @@
  * bytes that are not valid UTF-8 (common/utf8.h) become U+FFFD, so the
  * output is always valid JSON.
  */
-#ifndef OPTRACE_JSON_H
-#define OPTRACE_JSON_H
+#ifndef OPTRACE_OUTPUT_JSON_H
+#define OPTRACE_OUTPUT_JSON_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -41,4 +41,4 @@ size_t json_escape_into(char *dst, size_t size, const char *src);
  */
 const char *printable_text(const char *text, char *buffer, size_t size);
 
-#endif /* OPTRACE_JSON_H */
+#endif /* OPTRACE_OUTPUT_JSON_H */

@@ -10,8 +10,8 @@
  * device: host interval its launch, device interval its run, the launching
  * task or thread its creator. A path may also be an OPTRACE_GPU_FILE alone.
  */
-#ifndef OPTRACE_LEGION_EXPORT_H
-#define OPTRACE_LEGION_EXPORT_H
+#ifndef OPTRACE_OUTPUT_LEGION_EXPORT_H
+#define OPTRACE_OUTPUT_LEGION_EXPORT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -36,4 +36,4 @@ struct legion_export_options {
  */
 int legion_export(char *const *paths, int path_count, const struct legion_export_options *options);
 
-#endif /* OPTRACE_LEGION_EXPORT_H */
+#endif /* OPTRACE_OUTPUT_LEGION_EXPORT_H */

@@ -8,8 +8,8 @@
  * and the ranges of their operations; legion_export_tasks.c the workers,
  * task kinds, provenances and task runs; legion_export_gpu.c GPU activity.
  */
-#ifndef OPTRACE_LEGION_EXPORT_INTERNAL_H
-#define OPTRACE_LEGION_EXPORT_INTERNAL_H
+#ifndef OPTRACE_OUTPUT_LEGION_EXPORT_INTERNAL_H
+#define OPTRACE_OUTPUT_LEGION_EXPORT_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -160,4 +160,4 @@ int legion_export_provenance_of(struct exporter *exporter, struct process *proce
 /* legion_export_gpu.c: kernels, copies and memsets. */
 void legion_export_on_gpu(void *ctx, const struct profile *profile, const struct profile_gpu *gpu);
 
-#endif /* OPTRACE_LEGION_EXPORT_INTERNAL_H */
+#endif /* OPTRACE_OUTPUT_LEGION_EXPORT_INTERNAL_H */

@@ -15,8 +15,8 @@
  * the end so that the reader's width is the planned one
  * (legion_kinds_padding()). docs/legion.md says how.
  */
-#ifndef OPTRACE_LEGION_KINDS_H
-#define OPTRACE_LEGION_KINDS_H
+#ifndef OPTRACE_OUTPUT_LEGION_KINDS_H
+#define OPTRACE_OUTPUT_LEGION_KINDS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -96,4 +96,4 @@ uint64_t legion_kinds_padding(const struct legion_kinds *kinds, uint64_t provena
 /* What the reader computes: the hue (0 <= h < 1) of the value'th colour of a 2^bits register. */
 double legion_kinds_hue(uint32_t value, unsigned int bits);
 
-#endif /* OPTRACE_LEGION_KINDS_H */
+#endif /* OPTRACE_OUTPUT_LEGION_KINDS_H */

@@ -28,8 +28,8 @@
  * (disk full, ...) is sticky: later calls return it and write nothing, and
  * legion_prof_close() returns it. A writer is not thread-safe.
  */
-#ifndef OPTRACE_LEGION_PROF_H
-#define OPTRACE_LEGION_PROF_H
+#ifndef OPTRACE_OUTPUT_LEGION_PROF_H
+#define OPTRACE_OUTPUT_LEGION_PROF_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -251,4 +251,4 @@ struct legion_prof_kv {
 int legion_prof_provenance_json(char *dst, size_t size, const char *human,
 				const struct legion_prof_kv *pairs, size_t count);
 
-#endif /* OPTRACE_LEGION_PROF_H */
+#endif /* OPTRACE_OUTPUT_LEGION_PROF_H */

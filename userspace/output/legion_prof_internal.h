@@ -9,8 +9,8 @@
  * records, legion_strings.c the sanitising of strings. Section numbers refer
  * to shared/legion/FORMAT.md.
  */
-#ifndef OPTRACE_LEGION_PROF_INTERNAL_H
-#define OPTRACE_LEGION_PROF_INTERNAL_H
+#ifndef OPTRACE_OUTPUT_LEGION_PROF_INTERNAL_H
+#define OPTRACE_OUTPUT_LEGION_PROF_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -195,4 +195,4 @@ int legion_prof_check_task(struct legion_prof *prof, const struct legion_prof_ta
 			   uint64_t *op, uint64_t *fevent);
 int legion_prof_write_task_info(struct legion_prof *prof, const struct legion_prof_task *task);
 
-#endif /* OPTRACE_LEGION_PROF_INTERNAL_H */
+#endif /* OPTRACE_OUTPUT_LEGION_PROF_INTERNAL_H */

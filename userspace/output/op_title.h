@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-#ifndef OPTRACE_TITLE_H
-#define OPTRACE_TITLE_H
+#ifndef OPTRACE_OUTPUT_OP_TITLE_H
+#define OPTRACE_OUTPUT_OP_TITLE_H
 
 #include <stddef.h>
 
@@ -21,4 +21,4 @@ void op_title(const struct profile *profile, const struct profile_op *op, char *
 /* "CPU", "OMP", "GPU", "host" (the reference path as a task): how titles name variants. */
 const char *variant_title(int variant);
 
-#endif /* OPTRACE_TITLE_H */
+#endif /* OPTRACE_OUTPUT_OP_TITLE_H */

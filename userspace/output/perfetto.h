@@ -13,8 +13,8 @@
  * Written as the profile hands things over, through output/async_out.c:
  * memory stays bounded by what is open.
  */
-#ifndef OPTRACE_PERFETTO_H
-#define OPTRACE_PERFETTO_H
+#ifndef OPTRACE_OUTPUT_PERFETTO_H
+#define OPTRACE_OUTPUT_PERFETTO_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -73,4 +73,4 @@ int perfetto_writer_begin(struct perfetto_writer *writer, FILE *out, uint64_t ba
 /* Ends the trace; returns 0 or a negative errno from writing or encoding. */
 int perfetto_writer_end(struct perfetto_writer *writer);
 
-#endif /* OPTRACE_PERFETTO_H */
+#endif /* OPTRACE_OUTPUT_PERFETTO_H */

@@ -8,8 +8,8 @@
  * group; tests/python/perfetto_subset.proto declares the same messages for
  * the tests to decode with.
  */
-#ifndef OPTRACE_PERFETTO_INTERNAL_H
-#define OPTRACE_PERFETTO_INTERNAL_H
+#ifndef OPTRACE_OUTPUT_PERFETTO_INTERNAL_H
+#define OPTRACE_OUTPUT_PERFETTO_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -96,4 +96,4 @@ uint64_t perfetto_strings_intern(struct perfetto_strings *table, const char *tex
 void perfetto_strings_clear(struct perfetto_strings *table);
 void perfetto_strings_free(struct perfetto_strings *table);
 
-#endif /* OPTRACE_PERFETTO_INTERNAL_H */
+#endif /* OPTRACE_OUTPUT_PERFETTO_INTERNAL_H */

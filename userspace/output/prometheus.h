@@ -9,8 +9,8 @@
  * that is not becomes U+FFFD) with backslash, quote and newline escaped.
  * Pure: a snapshot in, text out.
  */
-#ifndef OPTRACE_PROMETHEUS_H
-#define OPTRACE_PROMETHEUS_H
+#ifndef OPTRACE_OUTPUT_PROMETHEUS_H
+#define OPTRACE_OUTPUT_PROMETHEUS_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -42,4 +42,4 @@ struct prometheus_options {
 int prometheus_write(FILE *out, const struct stat_snapshot *snapshot,
 		     const struct prometheus_options *options);
 
-#endif /* OPTRACE_PROMETHEUS_H */
+#endif /* OPTRACE_OUTPUT_PROMETHEUS_H */

@@ -15,8 +15,8 @@
  * for 5), which the encoding allows: parsers read a varint of up to ten
  * bytes whatever its value.
  */
-#ifndef OPTRACE_PROTOWIRE_H
-#define OPTRACE_PROTOWIRE_H
+#ifndef OPTRACE_OUTPUT_PROTOWIRE_H
+#define OPTRACE_OUTPUT_PROTOWIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -122,4 +122,4 @@ static inline size_t pw_open(struct pw_buf *buf, uint32_t field)
 /* Closes the field that pw_open() returned start for: its length is written. */
 void pw_close(struct pw_buf *buf, size_t start);
 
-#endif /* OPTRACE_PROTOWIRE_H */
+#endif /* OPTRACE_OUTPUT_PROTOWIRE_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* `optrace stat`'s report of a snapshot (model/aggregates.h), as text or as JSON. */
-#ifndef OPTRACE_STAT_PRINT_H
-#define OPTRACE_STAT_PRINT_H
+#ifndef OPTRACE_OUTPUT_STAT_PRINT_H
+#define OPTRACE_OUTPUT_STAT_PRINT_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -42,4 +42,4 @@ struct stat_print_options {
 void stat_print(FILE *out, struct stat_snapshot *snapshot,
 		const struct stat_print_options *options);
 
-#endif /* OPTRACE_STAT_PRINT_H */
+#endif /* OPTRACE_OUTPUT_STAT_PRINT_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* What stat_print.c and stat_json.c share. */
-#ifndef OPTRACE_STAT_PRINT_INTERNAL_H
-#define OPTRACE_STAT_PRINT_INTERNAL_H
+#ifndef OPTRACE_OUTPUT_STAT_PRINT_INTERNAL_H
+#define OPTRACE_OUTPUT_STAT_PRINT_INTERNAL_H
 
 #include <stdio.h>
 
@@ -23,4 +23,4 @@ void stat_print_gpu(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
 void stat_print_json(FILE *out, const struct stat_snapshot *snapshot, const __u32 *tgids,
 		     size_t count, const struct stat_print_options *options);
 
-#endif /* OPTRACE_STAT_PRINT_INTERNAL_H */
+#endif /* OPTRACE_OUTPUT_STAT_PRINT_INTERNAL_H */

@@ -7,8 +7,8 @@
  * wrapped. Cells must be printable already (stat_print_internal.h's
  * printable_text): widths count characters.
  */
-#ifndef OPTRACE_TEXT_TABLE_H
-#define OPTRACE_TEXT_TABLE_H
+#ifndef OPTRACE_OUTPUT_TEXT_TABLE_H
+#define OPTRACE_OUTPUT_TEXT_TABLE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -78,4 +78,4 @@ void text_printf(FILE *out, int width, const char *format, ...)
  */
 int text_output_width(FILE *out, bool wide);
 
-#endif /* OPTRACE_TEXT_TABLE_H */
+#endif /* OPTRACE_OUTPUT_TEXT_TABLE_H */

@@ -8,8 +8,8 @@
  * longer than stuck_ms in each process (its thread views, as optrace dump
  * reads them) is marked STUCK.
  */
-#ifndef OPTRACE_TOP_SCREEN_H
-#define OPTRACE_TOP_SCREEN_H
+#ifndef OPTRACE_OUTPUT_TOP_SCREEN_H
+#define OPTRACE_OUTPUT_TOP_SCREEN_H
 
 #include <stdbool.h>
 #include <termios.h>
@@ -54,4 +54,4 @@ bool top_screen_keys(struct top_screen *screen);
 /* The terminal as it was; the last snapshot freed. */
 void top_screen_stop(struct top_screen *screen);
 
-#endif /* OPTRACE_TOP_SCREEN_H */
+#endif /* OPTRACE_OUTPUT_TOP_SCREEN_H */

@@ -4,8 +4,8 @@
  * tracks, in one place so that they always agree: a process, a thread, a
  * GPU stream. The text is as it comes: writers sanitise it for their format.
  */
-#ifndef OPTRACE_TRACK_NAMES_H
-#define OPTRACE_TRACK_NAMES_H
+#ifndef OPTRACE_OUTPUT_TRACK_NAMES_H
+#define OPTRACE_OUTPUT_TRACK_NAMES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -35,4 +35,4 @@ const char *track_gpu_name(uint32_t device_id, uint32_t stream_id, char *buffer,
 /* Where a GPU stream's track sorts among its process's: after the threads, by device, stream. */
 uint64_t track_gpu_sort_index(uint32_t device_id, uint32_t stream_id);
 
-#endif /* OPTRACE_TRACK_NAMES_H */
+#endif /* OPTRACE_OUTPUT_TRACK_NAMES_H */

@@ -56,6 +56,7 @@ static int load_collector_live(bool quiet)
 			diag("--cuda: process %d has liboptrace-cupti already", pid);
 		else if (err == INJECT_LOADED && verbose)
 			diag("--cuda: %s", why);
+		/* Progress as bcc's tools print it, not diag(): -q silences it. */
 		if (err == INJECT_LOADED && !quiet)
 			fprintf(stderr, "Loaded liboptrace-cupti into process %d.\n", pid);
 	}

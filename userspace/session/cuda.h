@@ -4,8 +4,8 @@
  * the collector started with the command (CUDA_INJECTION64_PATH) or loaded
  * into running processes (-p) through ptrace (trace/inject.c).
  */
-#ifndef OPTRACE_CLI_CUDA_H
-#define OPTRACE_CLI_CUDA_H
+#ifndef OPTRACE_SESSION_CUDA_H
+#define OPTRACE_SESSION_CUDA_H
 
 #include <stdbool.h>
 
@@ -36,4 +36,4 @@ bool cuda_collector_running(struct tracer *tracer);
  */
 void cuda_linger(struct tracer *tracer);
 
-#endif /* OPTRACE_CLI_CUDA_H */
+#endif /* OPTRACE_SESSION_CUDA_H */

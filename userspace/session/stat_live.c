@@ -241,7 +241,7 @@ static void fill_strings(struct stat_bpf *skel, struct stat_snapshot *snapshot)
 
 int stat_snapshot_take(struct stat_bpf *skel, struct stat_snapshot *snapshot, bool clear)
 {
-	int err = stat_snapshot_read(skel, snapshot, clear);
+	int err = stat_read_snapshot(skel, snapshot, clear);
 
 	if (err)
 		return err;

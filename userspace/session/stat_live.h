@@ -5,8 +5,8 @@
  * the ranks the runtimes announce) and taken as snapshots, and processes
  * forgotten (serve, once they exited).
  */
-#ifndef OPTRACE_STAT_LIVE_H
-#define OPTRACE_STAT_LIVE_H
+#ifndef OPTRACE_SESSION_STAT_LIVE_H
+#define OPTRACE_SESSION_STAT_LIVE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,7 +42,7 @@ void stat_note_ranks(struct stat_bpf *skel, bool recheck);
  */
 void stat_catch_up(struct stat_bpf *skel, struct tracer *tracer);
 
-/* stat_snapshot_read(), with the ranks known filled in. 0 or a negative errno. */
+/* stat_read_snapshot(), with the ranks known filled in. 0 or a negative errno. */
 int stat_snapshot_take(struct stat_bpf *skel, struct stat_snapshot *snapshot, bool clear);
 
 /*
@@ -52,4 +52,4 @@ int stat_snapshot_take(struct stat_bpf *skel, struct stat_snapshot *snapshot, bo
  */
 size_t stat_forget_processes(struct stat_bpf *skel, const __u32 *tgids, size_t count);
 
-#endif /* OPTRACE_STAT_LIVE_H */
+#endif /* OPTRACE_SESSION_STAT_LIVE_H */

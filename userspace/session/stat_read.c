@@ -222,7 +222,7 @@ static void reset_row_quotas(struct stat_bpf *skel, const struct stat_snapshot *
 	}
 }
 
-int stat_snapshot_read(struct stat_bpf *skel, struct stat_snapshot *snapshot, bool clear)
+int stat_read_snapshot(struct stat_bpf *skel, struct stat_snapshot *snapshot, bool clear)
 {
 	int cpus = libbpf_num_possible_cpus(), err;
 	__u64 *losses;

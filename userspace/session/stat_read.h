@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-#ifndef OPTRACE_STAT_MAPS_H
-#define OPTRACE_STAT_MAPS_H
+#ifndef OPTRACE_SESSION_STAT_READ_H
+#define OPTRACE_SESSION_STAT_READ_H
 
 #include <stdbool.h>
 
@@ -13,6 +13,6 @@ struct stat_bpf;
  * the aggregates are deleted as they are read (interval mode); the strings
  * are kept. Returns 0 or a negative errno.
  */
-int stat_snapshot_read(struct stat_bpf *skel, struct stat_snapshot *snapshot, bool clear);
+int stat_read_snapshot(struct stat_bpf *skel, struct stat_snapshot *snapshot, bool clear);
 
-#endif /* OPTRACE_STAT_MAPS_H */
+#endif /* OPTRACE_SESSION_STAT_READ_H */

@@ -15,8 +15,8 @@
  * Comments, blank lines and quoted values ('...' or "...") are read; any
  * other key is refused with its line, as the toolkit refuses unknown fields.
  */
-#ifndef OPTRACE_WEB_CONFIG_H
-#define OPTRACE_WEB_CONFIG_H
+#ifndef OPTRACE_SESSION_WEB_CONFIG_H
+#define OPTRACE_SESSION_WEB_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,4 +64,4 @@ bool web_auth_check(struct web_config *config, const char *user, const char *pas
 int web_config_read(struct web_config *config, const char *path);
 void web_config_free(struct web_config *config);
 
-#endif /* OPTRACE_WEB_CONFIG_H */
+#endif /* OPTRACE_SESSION_WEB_CONFIG_H */

@@ -5,8 +5,8 @@
  * libbpf's USDT support (one perf-event uprobe per site). The programs and
  * what they see are the same either way.
  */
-#ifndef OPTRACE_ATTACH_H
-#define OPTRACE_ATTACH_H
+#ifndef OPTRACE_TRACE_ATTACH_H
+#define OPTRACE_TRACE_ATTACH_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -54,4 +54,4 @@ int attacher_attach(struct attacher *attacher, const char *path, pid_t pid);
 /* Detaches everything: the kernel disarms the semaphores it armed. */
 void attacher_destroy(struct attacher *attacher);
 
-#endif /* OPTRACE_ATTACH_H */
+#endif /* OPTRACE_TRACE_ATTACH_H */

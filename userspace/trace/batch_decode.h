@@ -12,8 +12,8 @@
  * twice (read while its thread was idle, then handed over) and count those
  * that never came.
  */
-#ifndef OPTRACE_BATCH_DECODE_H
-#define OPTRACE_BATCH_DECODE_H
+#ifndef OPTRACE_TRACE_BATCH_DECODE_H
+#define OPTRACE_TRACE_BATCH_DECODE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -99,4 +99,4 @@ void batch_decoder_trim(struct batch_decoder *decoder);
 /* Events the queues have room for, waiting or not. */
 size_t batch_decoder_room(const struct batch_decoder *decoder);
 
-#endif /* OPTRACE_BATCH_DECODE_H */
+#endif /* OPTRACE_TRACE_BATCH_DECODE_H */

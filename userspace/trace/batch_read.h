@@ -7,8 +7,8 @@
  * untrusted and goes on running: every buffer is checked, and one that moved
  * while it was read is left for the thread to hand over.
  */
-#ifndef OPTRACE_BATCH_READ_H
-#define OPTRACE_BATCH_READ_H
+#ifndef OPTRACE_TRACE_BATCH_READ_H
+#define OPTRACE_TRACE_BATCH_READ_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,4 +42,4 @@ int process_read(pid_t pid, uint64_t address, void *buffer, size_t size);
 /* The string at address of process pid, cut to size - 1 bytes; 0 or -errno. */
 int process_read_string(pid_t pid, uint64_t address, char *text, size_t size, bool *truncated);
 
-#endif /* OPTRACE_BATCH_READ_H */
+#endif /* OPTRACE_TRACE_BATCH_READ_H */

@@ -3,8 +3,8 @@
  * What can be checked of a tracer's targets before its BPF programs load:
  * a user's typo should cost milliseconds, not a load and an attach.
  */
-#ifndef OPTRACE_EARLY_CHECKS_H
-#define OPTRACE_EARLY_CHECKS_H
+#ifndef OPTRACE_TRACE_EARLY_CHECKS_H
+#define OPTRACE_TRACE_EARLY_CHECKS_H
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -37,4 +37,4 @@ int check_target_pid(pid_t pid, struct library *library);
  */
 int say_not_regular(pid_t pid);
 
-#endif /* OPTRACE_EARLY_CHECKS_H */
+#endif /* OPTRACE_TRACE_EARLY_CHECKS_H */

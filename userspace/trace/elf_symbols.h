@@ -5,8 +5,8 @@
  * loader has dlopen (inject_target.c). Only defined functions and objects
  * count (an IFUNC's resolver is not the function).
  */
-#ifndef OPTRACE_ELF_SYMBOLS_H
-#define OPTRACE_ELF_SYMBOLS_H
+#ifndef OPTRACE_TRACE_ELF_SYMBOLS_H
+#define OPTRACE_TRACE_ELF_SYMBOLS_H
 
 #include <stdint.h>
 
@@ -19,4 +19,4 @@ int elf_symbol_value(const char *path, const char *name, uint64_t *value);
  */
 int elf_symbol_offset(const char *path, const char *name, uint64_t *offset);
 
-#endif /* OPTRACE_ELF_SYMBOLS_H */
+#endif /* OPTRACE_TRACE_ELF_SYMBOLS_H */

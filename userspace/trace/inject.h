@@ -13,8 +13,8 @@
  * (its mappings, the loader's symbols in its libraries, whether it may be
  * stopped at all), and the GPU collector's policy.
  */
-#ifndef OPTRACE_INJECT_H
-#define OPTRACE_INJECT_H
+#ifndef OPTRACE_TRACE_INJECT_H
+#define OPTRACE_TRACE_INJECT_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -93,4 +93,4 @@ bool inject_maps(pid_t pid, const char *const *names, char *path, size_t size);
 int inject_cuda_collector(pid_t pid, const char *collector, const char *fallback_liboptrace,
 			  char *why, size_t size);
 
-#endif /* OPTRACE_INJECT_H */
+#endif /* OPTRACE_TRACE_INJECT_H */

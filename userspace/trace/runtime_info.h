@@ -4,8 +4,8 @@
  * symbol in the process's memory: known also to a tracer that attached after
  * the runtime's rt_init probe fired.
  */
-#ifndef OPTRACE_RUNTIME_INFO_H
-#define OPTRACE_RUNTIME_INFO_H
+#ifndef OPTRACE_TRACE_RUNTIME_INFO_H
+#define OPTRACE_TRACE_RUNTIME_INFO_H
 
 #include <optrace/optrace.h>
 #include <sys/types.h>
@@ -37,4 +37,4 @@ int liboptrace_symbol_read(pid_t pid, const char *name, void *buffer, size_t siz
 /* Lookups of the maps and the ELF that liboptrace_symbol_read() made (for tests). */
 uint64_t liboptrace_symbol_lookups(void);
 
-#endif /* OPTRACE_RUNTIME_INFO_H */
+#endif /* OPTRACE_TRACE_RUNTIME_INFO_H */

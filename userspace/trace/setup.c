@@ -17,6 +17,7 @@ int libbpf_print(enum libbpf_print_level level, const char *format, va_list args
 		return 0;
 	if (!verbose)
 		return 0;
+	/* libbpf's own lines, as it words them: not diag(). */
 	return vfprintf(stderr, format, args);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Finding liboptrace in processes. */
-#ifndef OPTRACE_TARGETS_H
-#define OPTRACE_TARGETS_H
+#ifndef OPTRACE_TRACE_TARGETS_H
+#define OPTRACE_TRACE_TARGETS_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -102,4 +102,4 @@ int for_each_liboptrace_process(int (*callback)(pid_t pid, const struct library 
  */
 int liboptrace_processes_passed_over(pid_t *pids, int max);
 
-#endif /* OPTRACE_TARGETS_H */
+#endif /* OPTRACE_TRACE_TARGETS_H */

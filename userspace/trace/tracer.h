@@ -5,8 +5,8 @@
  * follows with its descendants (-- COMMAND). Shared option parsing, attach,
  * liveness and detach.
  */
-#ifndef OPTRACE_TRACER_H
-#define OPTRACE_TRACER_H
+#ifndef OPTRACE_TRACE_TRACER_H
+#define OPTRACE_TRACE_TRACER_H
 
 #include <argp.h>
 #include <limits.h>
@@ -156,4 +156,4 @@ bool tracer_rescan_due(long elapsed_ms);
  */
 int tracer_finish(struct tracer *tracer, bool interrupted);
 
-#endif /* OPTRACE_TRACER_H */
+#endif /* OPTRACE_TRACE_TRACER_H */

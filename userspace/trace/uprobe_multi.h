@@ -4,8 +4,8 @@
  * use: one link for all sites of a probe, cheaper per hit and detached in
  * milliseconds instead of ~0.1 s per site.
  */
-#ifndef OPTRACE_UPROBE_MULTI_H
-#define OPTRACE_UPROBE_MULTI_H
+#ifndef OPTRACE_TRACE_UPROBE_MULTI_H
+#define OPTRACE_TRACE_UPROBE_MULTI_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -31,4 +31,4 @@ int uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offsets,
 		      const uint64_t *ref_ctr_offsets, const uint64_t *cookies, uint32_t count,
 		      pid_t pid);
 
-#endif /* OPTRACE_UPROBE_MULTI_H */
+#endif /* OPTRACE_TRACE_UPROBE_MULTI_H */

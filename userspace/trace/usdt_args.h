@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* USDT argument specifications ("8@%rdi", "-4@-16(%rbp)", "$5") on x86-64. */
-#ifndef OPTRACE_USDT_ARGS_H
-#define OPTRACE_USDT_ARGS_H
+#ifndef OPTRACE_TRACE_USDT_ARGS_H
+#define OPTRACE_TRACE_USDT_ARGS_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,4 +53,4 @@ int usdt_args_parse(const char *spec, struct usdt_arg *args, int max);
 /* Byte offset of reg in the kernel's struct pt_regs (x86-64). */
 int usdt_reg_pt_regs_offset(int reg);
 
-#endif /* OPTRACE_USDT_ARGS_H */
+#endif /* OPTRACE_TRACE_USDT_ARGS_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* The USDT probes of an ELF file, from its .note.stapsdt notes. */
-#ifndef OPTRACE_USDT_NOTES_H
-#define OPTRACE_USDT_NOTES_H
+#ifndef OPTRACE_TRACE_USDT_NOTES_H
+#define OPTRACE_TRACE_USDT_NOTES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -37,4 +37,4 @@ void usdt_notes_free(struct usdt_notes *notes);
 /* The probe named name, or NULL. */
 const struct usdt_note *usdt_notes_find(const struct usdt_notes *notes, const char *name);
 
-#endif /* OPTRACE_USDT_NOTES_H */
+#endif /* OPTRACE_TRACE_USDT_NOTES_H */

@@ -8,8 +8,8 @@
  * loop, and on one no tracer ever armed. The process is untrusted: the walk
  * is bounded, every view checked, every string bounded and read apart.
  */
-#ifndef OPTRACE_VIEW_READ_H
-#define OPTRACE_VIEW_READ_H
+#ifndef OPTRACE_TRACE_VIEW_READ_H
+#define OPTRACE_TRACE_VIEW_READ_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -89,4 +89,4 @@ struct view_oldest {
 
 void process_view_oldest(const struct process_view *view, struct view_oldest *oldest);
 
-#endif /* OPTRACE_VIEW_READ_H */
+#endif /* OPTRACE_TRACE_VIEW_READ_H */
