@@ -248,7 +248,7 @@ OPTRACE_SHARED_OBJS := $(patsubst %.c,$(OUTPUT)/userspace/shared/%.o,\
 # (cli/serve_exec.c): the other commands load none of them. Its other objects are the
 # stages' and serve's own (cli/serve_main.c its main).
 SERVE_ONLY_SRCS := userspace/cli/serve.c userspace/cli/serve_main.c userspace/session/web_config.c \
-	userspace/session/web_auth.c userspace/output/prometheus.c
+	userspace/session/web_auth.c userspace/session/http_server.c userspace/output/prometheus.c
 OPTRACE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out $(SERVE_ONLY_SRCS),$(OPTRACE_SRCS))) \
 	$(OPTRACE_SHARED_OBJS)
 OPTRACE_SERVE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out userspace/cli/%,$(OPTRACE_SRCS)) \

@@ -393,6 +393,7 @@ int cmd_serve(int argc, char **argv)
 		err = -EIO;
 		goto cleanup;
 	}
+	/* not diag(): what it does now, not an error */
 	if (!common_flags.quiet)
 		fprintf(stderr, "Serving %s://%s/metrics%s... Hit Ctrl-C to end.\n",
 			web.cert ? "https" : "http", bound, web.user_count ? " (basic auth)" : "");

@@ -135,6 +135,7 @@ static void print_status(const struct recorder *r, const uint64_t *losses, doubl
 	written.file_bytes = r->written_bytes;
 	if (r->core.writer)
 		capture_writer_stats(r->core.writer, &written);
+	/* not diag(): a status line, redrawn in place until the last */
 	fprintf(stderr, "%s%llu events (%.1f MiB written), %llu lost in the kernel%s%s",
 		final ? "" : "\r", (unsigned long long)r->core.events,
 		written.file_bytes / (1024.0 * 1024.0),
@@ -252,6 +253,7 @@ void recorder_run(struct recorder *r)
 
 	if (!r->recording)
 		return;
+	/* not diag(): what it does now, not an error */
 	if (!r->options.command && !r->options.quiet)
 		fprintf(stderr, "Recording to %s... Hit Ctrl-C to end.\n", r->options.output);
 	r->start_ns = clock_ns(CLOCK_MONOTONIC);
@@ -316,9 +318,11 @@ void recorder_stop(struct recorder *r)
 		r->core.gpu_only = true; /* the capture ends here for everything else */
 		drain_for(r, CUDA_GRACE_MS);
 	}
-	if (r->core.error)
-		fprintf(stderr, "\noptrace: cannot write %s: %s; it holds what came before\n",
-			r->options.output, strerror(-r->core.error));
+	if (r->core.error) {
+		fputc('\n', stderr); /* the status line ended first */
+		diag("cannot write %s: %s; it holds what came before", r->options.output,
+		     strerror(-r->core.error));
+	}
 }
 
 /* The end marker with its counters, the file in place, the last status: err, or the first. */

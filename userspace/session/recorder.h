@@ -10,8 +10,8 @@
  * says what failed on stderr; the command turns their errors into its exit
  * status.
  */
-#ifndef OPTRACE_RECORDER_H
-#define OPTRACE_RECORDER_H
+#ifndef OPTRACE_SESSION_RECORDER_H
+#define OPTRACE_SESSION_RECORDER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -62,4 +62,4 @@ void recorder_stop(struct recorder *recorder);
  */
 int recorder_close(struct recorder *recorder, int err, int *command_status);
 
-#endif /* OPTRACE_RECORDER_H */
+#endif /* OPTRACE_SESSION_RECORDER_H */

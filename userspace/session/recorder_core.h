@@ -9,8 +9,8 @@
  * kernel and here. session/recorder.c drives it from the BPF side; the unit
  * tests (tests/unit/test_recorder.c) feed it directly.
  */
-#ifndef OPTRACE_RECORDER_CORE_H
-#define OPTRACE_RECORDER_CORE_H
+#ifndef OPTRACE_SESSION_RECORDER_CORE_H
+#define OPTRACE_SESSION_RECORDER_CORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -105,4 +105,4 @@ int recorder_core_close(struct recorder_core *core, const uint64_t losses[RECORD
 
 void recorder_core_free(struct recorder_core *core);
 
-#endif /* OPTRACE_RECORDER_CORE_H */
+#endif /* OPTRACE_SESSION_RECORDER_CORE_H */
