@@ -54,7 +54,7 @@ struct export_job {
 	const struct export_options *options;
 	struct replay *replay; /* open, with the GPU file added by begin */
 	struct profile *profile;
-	FILE *out; /* the output of EXPORT_PRINT and EXPORT_FILE; NULL for a folder */
+	FILE *out; /* the output of EXPORT_PRINT and EXPORT_FILE; NULL: a folder, or not opened */
 };
 
 struct export_format {
