@@ -5,6 +5,7 @@
 
 #include "output/async_out.h"
 #include "output/chrome.h"
+#include "output/export_format.h"
 #include "output/json.h"
 #include "output/op_title.h"
 #include "output/track_names.h"
@@ -444,3 +445,42 @@ int chrome_writer_end(struct chrome_writer *writer)
 	idmap_free(&writer->gpu_tracks);
 	return err ?: writer->error;
 }
+
+/* ---- the export format: the document as the driver's output ---- */
+
+struct chrome_export {
+	struct chrome_writer writer;
+	struct gpu_summary gpu_losses; /* in otherData, when there was GPU activity */
+	bool begun;
+};
+
+static int export_begin(void *state, struct export_job *job, struct profile_consumer *consumer)
+{
+	struct chrome_export *export = state;
+	/* Time zero is the moment recording started. */
+	int err = chrome_writer_begin(&export->writer, job->out, job->replay->header->monotonic_ns,
+				      job->options->show_helpers, consumer);
+
+	export->begun = !err;
+	return err;
+}
+
+static int export_end(void *state, struct export_job *job, int err)
+{
+	struct chrome_export *export = state;
+
+	if (!export->begun)
+		return err;
+	if (export_gpu_losses(job, &export->gpu_losses))
+		export->writer.gpu_losses = &export->gpu_losses;
+	return chrome_writer_end(&export->writer) ?: err;
+}
+
+const struct export_format chrome_format = {
+	.name = "chrome",
+	.help = "Chrome trace JSON",
+	.target = EXPORT_FILE,
+	.state_size = sizeof(struct chrome_export),
+	.begin = export_begin,
+	.end = export_end,
+};

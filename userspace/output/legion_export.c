@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "common/diag.h"
-#include "output/gpu_tables.h"
+#include "output/export_format.h"
 #include "output/legion_export.h"
 #include "output/legion_prof.h"
 #include "common/outfile.h"
@@ -320,97 +320,137 @@ static void finish(struct exporter *exporter)
 	}
 }
 
-static int export_all(char *const *paths, int path_count,
-		      const struct legion_export_options *options)
+/* The format's state: the exporter and the options it reads. */
+struct legion_export_state {
+	struct exporter exporter;
+	struct legion_export_options options;
+	struct gpu_summary gpu_losses;
+	bool writing; /* the logs were opened: end says what became of them */
+};
+
+/* Pass 1, before the GPU file joins: every process and the rank it announced. */
+static int export_first_pass(void *state, struct export_job *job)
 {
-	struct exporter exporter = { .options = options, .directory = -1 };
-	struct profile_consumer consumer = {
-		.ctx = &exporter,
+	struct legion_export_state *legion = state;
+	const struct export_options *options = job->options;
+
+	legion->options = (struct legion_export_options){
+		.directory = options->output,
+		.version = options->legion_version,
+		.show_helpers = options->show_helpers,
+		.internal = options->internal,
+		.python = options->python,
+		.gpu_file = options->gpu_file,
+		.inputs = options->inputs,
+		.input_count = options->input_count,
+	};
+	legion->exporter.options = &legion->options;
+	legion->exporter.directory = -1;
+	/* A GPU file alone has no events to scan: its activity names the processes. */
+	return job->replay->reader ? scan(&legion->exporter, job->replay) : 0;
+}
+
+/* Captures with nothing to draw: said, once what ended them is known. */
+static int say_nothing_to_draw(struct export_job *job)
+{
+	const struct export_options *options = job->options;
+	struct profile bare;
+	int err;
+
+	/*
+	 * The scan read with a reader of its own: what ended the capture,
+	 * and why nothing could be read, is known once it is read through.
+	 */
+	profile_init(&bare, NULL);
+	err = replay_run(job->replay, &bare);
+	profile_free(&bare);
+	err = err ?: replay_check_readable(job->replay);
+	if (err)
+		return err;
+	diag("%s hold%s no operations, tasks or GPU activity",
+	     options->path_count == 1 ? options->paths[0] : "the captures",
+	     options->path_count == 1 ? "s" : "");
+	return -ENODATA;
+}
+
+/* Pass 2's start: the nodes, the job's task kinds, a log per process. */
+static int export_begin(void *state, struct export_job *job, struct profile_consumer *consumer)
+{
+	struct legion_export_state *legion = state;
+	struct exporter *exporter = &legion->exporter;
+
+	scan_gpu(exporter, &job->replay->gpu);
+	exporter->header = job->replay->header;
+	if (!exporter->process_count)
+		return say_nothing_to_draw(job);
+	assign_nodes(exporter);
+	/* About a provenance per operation drawn, a few per kind of task point. */
+	legion_kinds_init(&exporter->kinds, 2 * exporter->drawn_estimate + 1024, 1);
+	*consumer = (struct profile_consumer){
+		.ctx = exporter,
 		.op_begin = legion_export_on_op_begin,
 		.op_done = legion_export_on_op_done,
 		.task_run = legion_export_on_task_run,
 		.gpu = legion_export_on_gpu,
 	};
-	struct replay replay = { 0 };
-	struct profile profile;
-	struct gpu_summary gpu_losses;
-	int err;
+	legion->writing = true;
+	return open_files(exporter);
+}
 
-	profile_init(&profile, &consumer);
-	err = replay_open_many(&replay, (const char *const *)paths, (size_t)path_count);
-	/* A GPU file alone has no events to scan: its activity names the processes. */
-	if (!err && replay.reader)
-		err = scan(&exporter, &replay);
-	if (!err && options->gpu_file)
-		err = replay_add_gpu_file(&replay, options->gpu_file);
-	if (err)
-		goto cleanup;
-	scan_gpu(&exporter, &replay.gpu);
-	exporter.header = replay.header;
-	if (!exporter.process_count) {
-		struct profile bare;
+/* The logs closed and put in place (or none, and the directory as it was); said. */
+static int end_logs(struct legion_export_state *legion, struct export_job *job, int err)
+{
+	struct exporter *exporter = &legion->exporter;
+	const char *directory = legion->options.directory;
 
-		/*
-		 * The scan read with a reader of its own: what ended the capture,
-		 * and why nothing could be read, is known once it is read through.
-		 */
-		profile_init(&bare, NULL);
-		err = replay_run(&replay, &bare);
-		profile_free(&bare);
-		err = err ?: replay_check_readable(&replay);
-		if (err)
-			goto cleanup;
-		diag("%s hold%s no operations, tasks or GPU activity",
-		     path_count == 1 ? paths[0] : "the captures", path_count == 1 ? "s" : "");
-		err = -ENODATA;
-		goto cleanup;
-	}
-	assign_nodes(&exporter);
-	/* About a provenance per operation drawn, a few per kind of task point. */
-	legion_kinds_init(&exporter.kinds, 2 * exporter.drawn_estimate + 1024, 1);
-	err = open_files(&exporter);
-	err = err ?: replay_run(&replay, &profile);
-	err = err ?: replay_check_readable(&replay);
 	if (!err)
-		gpu_losses_note(&profile,
-				replay_counter(&replay,
-					       capture_counter_name(CAPTURE_LOST_GPU_RINGBUF_FULL)),
-				&gpu_losses);
-	finish(&exporter);
-	err = err ?: exporter.error;
+		export_gpu_losses(job, &legion->gpu_losses);
+	finish(exporter);
+	err = err ?: exporter->error;
 	if (err && err != -EBADMSG) /* -EBADMSG: said what could not be read */
 		fprintf(stderr, "optrace: cannot write the Legion Prof logs: %s\n", strerror(-err));
-	err = settle_files(&exporter, err);
+	err = settle_files(exporter, err);
 	if (!err) {
-		size_t length = strlen(options->directory);
+		size_t length = strlen(directory);
 
 		/* "prof/" as "prof": no "prof//prof_*.gz" */
-		while (length > 1 && options->directory[length - 1] == '/')
+		while (length > 1 && directory[length - 1] == '/')
 			length--;
 		fprintf(stderr, "optrace: wrote %zu Legion Prof log%s in %.*s\n",
-			exporter.process_count, exporter.process_count == 1 ? "" : "s", (int)length,
-			options->directory);
+			exporter->process_count, exporter->process_count == 1 ? "" : "s",
+			(int)length, directory);
 		fprintf(stderr, "optrace: open with: legion_prof view %.*s/prof_*.gz\n",
-			(int)length, options->directory);
+			(int)length, directory);
 	}
-	if (!err && exporter.gpu_untimed)
+	if (!err && exporter->gpu_untimed)
 		fprintf(stderr,
 			"optrace: %" PRIu64 " GPU activit%s without device times not drawn\n",
-			exporter.gpu_untimed, exporter.gpu_untimed == 1 ? "y" : "ies");
-
-cleanup:
-	profile_free(&profile);
-	replay_close(&replay);
-	free(exporter.processes);
-	idmap_free(&exporter.by_tgid);
-	idmap_free(&exporter.ranks);
-	legion_kinds_free(&exporter.kinds);
-	if (exporter.directory >= 0)
-		close(exporter.directory);
+			exporter->gpu_untimed, exporter->gpu_untimed == 1 ? "y" : "ies");
 	return err;
 }
 
-int legion_export(char *const *paths, int path_count, const struct legion_export_options *options)
+static int export_end(void *state, struct export_job *job, int err)
 {
-	return export_all(paths, path_count, options);
+	struct legion_export_state *legion = state;
+	struct exporter *exporter = &legion->exporter;
+
+	if (legion->writing)
+		err = end_logs(legion, job, err);
+	free(exporter->processes);
+	idmap_free(&exporter->by_tgid);
+	idmap_free(&exporter->ranks);
+	legion_kinds_free(&exporter->kinds);
+	if (exporter->directory >= 0)
+		close(exporter->directory);
+	return err;
 }
+
+const struct export_format legion_format = {
+	.name = "legion",
+	.help = "Legion Prof logs, one prof_<node>.gz per process",
+	.target = EXPORT_FOLDER,
+	.state_size = sizeof(struct legion_export_state),
+	.first_pass = export_first_pass,
+	.begin = export_begin,
+	.end = export_end,
+};

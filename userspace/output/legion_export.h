@@ -33,6 +33,8 @@ struct legion_export_options {
  * export succeeded (on failure none is: the directory stays as it was);
  * then the prof_<N>.gz an earlier export left there and this one did not
  * write are removed, so that legion_prof DIR/prof_*.gz reads this run only.
+ * The export format "legion" (output/export_format.h) run by the driver,
+ * which session/export_run.c holds, and so this function too.
  */
 int legion_export(char *const *paths, int path_count, const struct legion_export_options *options);
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "output/async_out.h"
+#include "output/export_format.h"
 #include "output/op_title.h"
 #include "output/perfetto_internal.h"
 #include "output/track_names.h"
@@ -724,3 +725,42 @@ int perfetto_writer_end(struct perfetto_writer *writer)
 	pw_free(&writer->interned);
 	return err ?: writer->error;
 }
+
+/* ---- the export format: the trace as the driver's output ---- */
+
+struct perfetto_export {
+	struct perfetto_writer writer;
+	bool begun;
+};
+
+static int export_begin(void *state, struct export_job *job, struct profile_consumer *consumer)
+{
+	struct perfetto_export *export = state;
+	/* Time zero is the moment recording started. */
+	int err =
+		perfetto_writer_begin(&export->writer, job->out, job->replay->header->monotonic_ns,
+				      job->options->show_helpers, consumer);
+
+	export->begun = !err;
+	return err;
+}
+
+static int export_end(void *state, struct export_job *job, int err)
+{
+	struct perfetto_export *export = state;
+	struct gpu_summary gpu_losses; /* said on stderr; the trace has no place for them */
+
+	if (!export->begun)
+		return err;
+	export_gpu_losses(job, &gpu_losses);
+	return perfetto_writer_end(&export->writer) ?: err;
+}
+
+const struct export_format perfetto_format = {
+	.name = "perfetto",
+	.help = "Perfetto's protobuf trace: smaller and faster to load, for long recordings",
+	.target = EXPORT_FILE,
+	.state_size = sizeof(struct perfetto_export),
+	.begin = export_begin,
+	.end = export_end,
+};

@@ -9,8 +9,8 @@
  * table in the tests. Nothing here writes: the recorder decides what goes
  * in the capture and when (session/recorder_core.h).
  */
-#ifndef OPTRACE_RECORD_META_H
-#define OPTRACE_RECORD_META_H
+#ifndef OPTRACE_SESSION_RECORD_META_H
+#define OPTRACE_SESSION_RECORD_META_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -75,4 +75,4 @@ void record_meta_clock(struct record_clock *record);
 char *record_meta_target(const struct record_facts *facts, char *const *command, bool all,
 			 const pid_t *pids, int pid_count);
 
-#endif /* OPTRACE_RECORD_META_H */
+#endif /* OPTRACE_SESSION_RECORD_META_H */
