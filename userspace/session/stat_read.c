@@ -1,284 +1,71 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The stat object's maps read through libbpf (stat_tables.c makes the snapshot). */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "stat.skel.h"
 #include "session/stat_read.h"
-#include "common/idmap.h"
+#include "session/stat_tables.h"
 
-#ifndef ENOTSUPP
-#define ENOTSUPP 524 /* the kernel's "not supported", which libc does not name */
-#endif
-
-/* Per-CPU values come back as one 8-byte-aligned value per possible CPU. */
-#define ROUND_UP8(x) (((x) + 7) & ~(size_t)7)
-
-typedef void (*sum_fn)(void *into, const void *cpu_value);
-
-static void sum_latency(void *into, const void *cpu_value)
+static int next_key(void *ctx, int fd, const void *key, void *next)
 {
-	latency_merge(into, cpu_value);
+	(void)ctx;
+	return bpf_map_get_next_key(fd, key, next);
 }
 
-static void sum_launch(void *into, const void *cpu_value)
+static int lookup(void *ctx, int fd, const void *key, void *value)
 {
-	struct launch_stats *total = into;
-	const struct launch_stats *value = cpu_value;
-
-	total->count += value->count;
-	total->points += value->points;
+	(void)ctx;
+	return bpf_map_lookup_elem(fd, key, value);
 }
 
-static void sum_gpu(void *into, const void *cpu_value)
+static int lookup_and_delete(void *ctx, int fd, const void *key, void *value)
 {
-	struct gpu_totals *total = into;
-	const struct gpu_totals *value = cpu_value;
-
-	total->kernels += value->kernels;
-	total->copies += value->copies;
-	total->memsets += value->memsets;
-	total->gpu_ns += value->gpu_ns;
-	total->bytes += value->bytes;
-	total->invalid_times += value->invalid_times;
-	if (value->max_ns > total->max_ns)
-		total->max_ns = value->max_ns;
+	(void)ctx;
+	return bpf_map_lookup_and_delete_elem(fd, key, value);
 }
 
-static void sum_u64(void *into, const void *cpu_value)
+static int delete_elem(void *ctx, int fd, const void *key)
 {
-	*(__u64 *)into += *(const __u64 *)cpu_value;
+	(void)ctx;
+	return bpf_map_delete_elem(fd, key);
 }
 
-/*
- * The value at key; with clear, taken out of the map in the same step, so
- * that nothing counted between a read and a delete is lost (kernels before
- * 5.14 lack that for per-CPU maps: there, read then delete at once).
- */
-static int take(int fd, const void *key, void *values, bool clear)
+static int update_existing(void *ctx, int fd, const void *key, const void *value)
 {
-	int err;
-
-	if (!clear)
-		return bpf_map_lookup_elem(fd, key, values);
-	err = bpf_map_lookup_and_delete_elem(fd, key, values);
-	if (err != -EINVAL && err != -ENOTSUPP && err != -EOPNOTSUPP)
-		return err;
-	err = bpf_map_lookup_elem(fd, key, values);
-	if (!err)
-		bpf_map_delete_elem(fd, key);
-	return err;
-}
-
-/*
- * Reads every entry of a map into a new array of rows, each a key followed
- * by its value (summed over CPUs when sum is given).
- */
-static int read_map(int fd, size_t key_size, size_t value_size, size_t value_offset,
-		    size_t row_size, sum_fn sum, bool clear, void **rows_out, size_t *count_out)
-{
-	int cpus = sum ? libbpf_num_possible_cpus() : 1;
-	size_t stride = sum ? ROUND_UP8(value_size) : value_size;
-	char *values = NULL, *rows = NULL, key[64], next[64];
-	size_t count = 0, capacity = 0;
-	void *previous = NULL;
-	int err = 0;
-
-	if (cpus <= 0 || key_size > sizeof(key))
-		return -EINVAL;
-	values = malloc(stride * (size_t)cpus);
-	if (!values)
-		return -ENOMEM;
-	while (bpf_map_get_next_key(fd, previous, next) == 0) {
-		char *row;
-
-		memcpy(key, next, key_size);
-		previous = key;
-		if (take(fd, key, values, clear))
-			continue; /* deleted meanwhile */
-		if (count == capacity) {
-			char *grown;
-
-			capacity = capacity ? capacity * 2 : 64;
-			grown = realloc(rows, capacity * row_size);
-			if (!grown) {
-				err = -ENOMEM;
-				break;
-			}
-			rows = grown;
-		}
-		row = rows + count * row_size;
-		memset(row, 0, row_size);
-		memcpy(row, key, key_size);
-		if (sum) {
-			for (int cpu = 0; cpu < cpus; cpu++)
-				sum(row + value_offset, values + (size_t)cpu * stride);
-		} else {
-			memcpy(row + value_offset, values, value_size);
-		}
-		count++;
-	}
-	free(values);
-	if (err) {
-		free(rows);
-		return err;
-	}
-	*rows_out = rows;
-	*count_out = count;
-	return 0;
-}
-
-/*
- * Activities whose launch has not come: one row per process. Only at the
- * end (not clear): in an interval their launch may still come.
- */
-static int read_unlaunched(int fd, struct stat_snapshot *snapshot)
-{
-	struct gpu_correlation_key key, next;
-	struct gpu_correlation value;
-	struct idmap seen = { 0 }; /* a walk the map's evictions send back to its start */
-	void *previous = NULL;
-	int err = 0;
-
-	while (!err && bpf_map_get_next_key(fd, previous, &next) == 0) {
-		struct gpu_row *row = NULL;
-
-		key = next;
-		previous = &key;
-		if (bpf_map_lookup_elem(fd, &key, &value) || value.launched ||
-		    !(value.waiting.kernels + value.waiting.copies + value.waiting.memsets) ||
-		    idmap_get(&seen, key.tgid, key.correlation_id))
-			continue;
-		err = idmap_put(&seen, key.tgid, key.correlation_id, (void *)1);
-		for (size_t i = 0; !err && i < snapshot->gpu_count && !row; i++) {
-			if (snapshot->gpus[i].key.tgid == key.tgid &&
-			    snapshot->gpus[i].key.op_name == STAT_GPU_NOT_LAUNCHED)
-				row = &snapshot->gpus[i];
-		}
-		if (!err && !row) {
-			struct gpu_row *grown =
-				realloc(snapshot->gpus, (snapshot->gpu_count + 1) * sizeof(*grown));
-
-			if (!grown) {
-				err = -ENOMEM;
-				break;
-			}
-			snapshot->gpus = grown;
-			row = &grown[snapshot->gpu_count++];
-			memset(row, 0, sizeof(*row));
-			row->key = (struct gpu_key){ .tgid = key.tgid,
-						     .variant = STAT_GPU_NO_VARIANT,
-						     .op_name = STAT_GPU_NOT_LAUNCHED };
-		}
-		if (!err)
-			sum_gpu(&row->totals, &value.waiting);
-	}
-	idmap_free(&seen);
-	return err;
-}
-
-static int read_gpu(struct stat_bpf *skel, struct stat_snapshot *snapshot, bool clear)
-{
-	int err;
-
-	snapshot->gpu_traced = bpf_program__fd(skel->progs.gpu_kernel) >= 0;
-	snapshot->has_gpu = snapshot->gpu_traced;
-	if (!snapshot->gpu_traced)
-		return 0;
-	err = read_map(bpf_map__fd(skel->maps.gpu_stats), sizeof(struct gpu_key),
-		       sizeof(struct gpu_totals), offsetof(struct gpu_row, totals),
-		       sizeof(struct gpu_row), sum_gpu, clear, (void **)&snapshot->gpus,
-		       &snapshot->gpu_count);
-	err = err
-		      ?: read_map(bpf_map__fd(skel->maps.gpu_drops), sizeof(struct gpu_drop_key),
-				  sizeof(__u64), offsetof(struct gpu_drop_row, count),
-				  sizeof(struct gpu_drop_row), sum_u64, clear,
-				  (void **)&snapshot->gpu_drops, &snapshot->gpu_drop_count);
-	if (!err && !clear)
-		err = read_unlaunched(bpf_map__fd(skel->maps.gpu_correlations), snapshot);
-	return err;
-}
-
-/*
- * The rows a read took out of the tables no longer count against their
- * processes' quotas (strings stay, and count on). A row made between the
- * take and this stays uncounted: the quota bounds, it does not audit.
- */
-static void reset_row_quotas(struct stat_bpf *skel, const struct stat_snapshot *snapshot)
-{
-	int fd = bpf_map__fd(skel->maps.processes);
-
-	for (size_t i = 0; i < snapshot->process_count; i++) {
-		struct process_info info;
-		__u32 tgid = snapshot->processes[i].tgid;
-
-		if (bpf_map_lookup_elem(fd, &tgid, &info))
-			continue;
-		info.rows = 0;
-		bpf_map_update_elem(fd, &tgid, &info, BPF_EXIST);
-	}
+	(void)ctx;
+	return bpf_map_update_elem(fd, key, value, BPF_EXIST);
 }
 
 int stat_read_snapshot(struct stat_bpf *skel, struct stat_snapshot *snapshot, bool clear)
 {
-	int cpus = libbpf_num_possible_cpus(), err;
-	__u64 *losses;
+	struct stat_map_access access = {
+		.next_key = next_key,
+		.lookup = lookup,
+		.lookup_and_delete = lookup_and_delete,
+		.delete_elem = delete_elem,
+		.update_existing = update_existing,
+		.cpus = libbpf_num_possible_cpus(),
+	};
+	struct stat_tables tables = {
+		.access = &access,
+		.fds = {
+			[STAT_MAP_OPS] = bpf_map__fd(skel->maps.op_stats),
+			[STAT_MAP_TASKS] = bpf_map__fd(skel->maps.task_stats),
+			[STAT_MAP_LAUNCHES] = bpf_map__fd(skel->maps.launch_stats),
+			[STAT_MAP_WAITS] = bpf_map__fd(skel->maps.wait_stats),
+			[STAT_MAP_STRINGS] = bpf_map__fd(skel->maps.strings),
+			[STAT_MAP_PROCESSES] = bpf_map__fd(skel->maps.processes),
+			[STAT_MAP_GPU] = bpf_map__fd(skel->maps.gpu_stats),
+			[STAT_MAP_GPU_DROPS] = bpf_map__fd(skel->maps.gpu_drops),
+			[STAT_MAP_GPU_CORRELATIONS] = bpf_map__fd(skel->maps.gpu_correlations),
+			[STAT_MAP_LOSSES] = bpf_map__fd(skel->maps.losses),
+		},
+		.gpu_traced = bpf_program__fd(skel->progs.gpu_kernel) >= 0,
+	};
 
-	memset(snapshot, 0, sizeof(*snapshot));
-	err = read_map(bpf_map__fd(skel->maps.op_stats), sizeof(struct op_key),
-		       sizeof(struct latency), offsetof(struct op_row, latency),
-		       sizeof(struct op_row), sum_latency, clear, (void **)&snapshot->ops,
-		       &snapshot->op_count);
-	err = err
-		      ?: read_map(bpf_map__fd(skel->maps.task_stats), sizeof(struct task_key),
-				  sizeof(struct latency), offsetof(struct task_row, latency),
-				  sizeof(struct task_row), sum_latency, clear,
-				  (void **)&snapshot->tasks, &snapshot->task_count);
-	err = err
-		      ?: read_map(bpf_map__fd(skel->maps.launch_stats), sizeof(struct launch_key),
-				  sizeof(struct launch_stats), offsetof(struct launch_row, stats),
-				  sizeof(struct launch_row), sum_launch, clear,
-				  (void **)&snapshot->launches, &snapshot->launch_count);
-	err = err ?: stat_derive_fallbacks(snapshot);
-	err = err
-		      ?: read_map(bpf_map__fd(skel->maps.wait_stats), sizeof(struct wait_key),
-				  sizeof(struct latency), offsetof(struct wait_row, latency),
-				  sizeof(struct wait_row), sum_latency, clear,
-				  (void **)&snapshot->waits, &snapshot->wait_count);
-	err = err
-		      ?: read_map(bpf_map__fd(skel->maps.strings), sizeof(struct string_key),
-				  sizeof(struct string_value), offsetof(struct string_row, value),
-				  sizeof(struct string_row), NULL, false,
-				  (void **)&snapshot->strings, &snapshot->string_count);
-	err = err
-		      ?: read_map(bpf_map__fd(skel->maps.processes), sizeof(__u32),
-				  sizeof(struct process_info), offsetof(struct process_row, info),
-				  sizeof(struct process_row), NULL, false,
-				  (void **)&snapshot->processes, &snapshot->process_count);
-	err = err ?: read_gpu(skel, snapshot, clear);
-	if (err)
-		goto fail;
-	if (clear)
-		reset_row_quotas(skel, snapshot);
-
-	losses = calloc((size_t)cpus, sizeof(*losses));
-	if (!losses) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	for (__u32 loss = 0; loss < STAT_LOSS__COUNT; loss++) {
-		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.losses), &loss, losses))
-			continue;
-		for (int cpu = 0; cpu < cpus; cpu++)
-			snapshot->losses[loss] += losses[cpu];
-	}
-	free(losses);
-	return 0;
-
-fail:
-	stat_snapshot_free(snapshot);
-	return err;
+	if (access.cpus <= 0)
+		return access.cpus ? access.cpus : -EINVAL;
+	return stat_read_tables(&tables, snapshot, clear);
 }
