@@ -30,6 +30,7 @@
 #include "capture/capture.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
+#include "cli/tracer_flags.h"
 #include "trace/setup.h"
 #include "common/outfile.h"
 #include "bpf/events.h"
@@ -524,19 +525,19 @@ static char *describe_targets(int argc, char **argv)
 }
 
 /* -p and -a: the processes, each by pid and command name, as ps shows it. */
-static char *describe_running_targets(void)
+static char *describe_running_targets(const struct tracer_options *targets)
 {
 	char *text = NULL;
 	size_t size = 0;
 	FILE *out;
 
-	if (tracer_options.all)
+	if (targets->all)
 		return strdup("every process that maps liboptrace (-a)");
 	out = open_memstream(&text, &size);
 	if (!out)
 		return NULL;
-	for (int i = 0; i < tracer_options.pid_count; i++) {
-		pid_t pid = tracer_options.pids[i];
+	for (int i = 0; i < targets->pid_count; i++) {
+		pid_t pid = targets->pids[i];
 		char path[64], comm[64] = "";
 		FILE *file;
 
@@ -563,14 +564,14 @@ static int open_capture(struct recorder *r, char **target)
 	int fd, err;
 
 	/* The command, or how the targets were chosen. */
-	if (tracer_options.command) {
+	if (r->tracer->options.command) {
 		int count = 0;
 
-		while (tracer_options.command[count])
+		while (r->tracer->options.command[count])
 			count++;
-		*target = describe_targets(count, tracer_options.command);
+		*target = describe_targets(count, r->tracer->options.command);
 	} else {
-		*target = describe_running_targets();
+		*target = describe_running_targets(&r->tracer->options);
 	}
 	writer_opts.optrace_version = OPTRACE_VERSION;
 	writer_opts.format_major = env.capture_format;
@@ -604,7 +605,7 @@ static void record_loop(struct recorder *r)
 {
 	long elapsed_ms = 0;
 
-	while (!tracer_exiting) {
+	while (!tracer_interrupted()) {
 		struct timespec tick = { 0, POLL_MS * 1000 * 1000 };
 
 		nanosleep(&tick, NULL);
@@ -630,7 +631,7 @@ static void record_loop(struct recorder *r)
 		}
 		if (r->error)
 			break;
-		if (tracer_rescan_due(elapsed_ms))
+		if (tracer_rescan_due(r->tracer, elapsed_ms))
 			tracer_rescan(r->tracer);
 		if (elapsed_ms % FLUSH_MS == 0) {
 			write_clock(r);
@@ -754,11 +755,12 @@ static int close_capture(struct recorder *r, int err)
 
 int cmd_record(int argc, char **argv)
 {
+	struct tracer_options targets = { 0 };
 	const struct argp_child children[] = {
 		{ common_flags_argp(COMMON_QUIET | COMMON_VERBOSE | COMMON_DURATION | COMMON_CUDA |
 				    COMMON_FORCE),
 		  0, NULL, 0 },
-		{ &tracer_argp, 0, "Targets:", 1 },
+		{ tracer_flags_argp(&targets, 0), 0, "Targets:", 1 },
 		{},
 	};
 	const struct argp argp = {
@@ -772,7 +774,7 @@ int cmd_record(int argc, char **argv)
 
 	recorder.tracer = &tracer;
 	recorder.start_ns = clock_ns(CLOCK_MONOTONIC);
-	parse_argc = tracer_split_command(argc, argv);
+	parse_argc = tracer_flags_split_command(argc, argv, &targets);
 	if (parse_argc < 0 || argp_parse(&argp, parse_argc, argv, 0, NULL, NULL))
 		return 2;
 	recorder.live = !common_flags.quiet && isatty(STDERR_FILENO);
@@ -783,13 +785,13 @@ int cmd_record(int argc, char **argv)
 		diag("cannot open the BPF object: %s", strerror(errno));
 		return 1;
 	}
-	recorder.skel->rodata->filter_targets = tracer_options.command != NULL;
+	recorder.skel->rodata->filter_targets = targets.command != NULL;
 	if (env.no_gpu)
 		cuda_skip_programs(recorder.skel->obj);
 	err = bpf_map__set_max_entries(recorder.skel->maps.events, (__u32)(env.ringbuf_mb << 20));
-	err = err ?: tracer_prepare(&tracer, recorder.skel->obj);
+	err = err ?: tracer_prepare(&tracer, recorder.skel->obj, &targets);
 	if (!err && common_flags.cuda)
-		err = cuda_prepare(common_flags.quiet, false);
+		err = cuda_prepare(&tracer, common_flags.quiet, false);
 	if (err)
 		goto cleanup;
 	/*
@@ -799,11 +801,11 @@ int cmd_record(int argc, char **argv)
 	 */
 	tracer_catch_signals();
 	err = open_capture(&recorder, &target);
-	err = err ?: tracer_check_pids();
+	err = err ?: tracer_check_pids(&tracer);
 	if (err)
 		goto cleanup;
-	err = tracer_loaded(record_bpf__load(recorder.skel));
-	if (err || tracer_exiting)
+	err = tracer_loaded(&tracer, record_bpf__load(recorder.skel));
+	if (err || tracer_interrupted())
 		goto cleanup;
 	recorder.ring = ring_buffer__new(bpf_map__fd(recorder.skel->maps.events), on_record,
 					 &recorder, NULL);
@@ -820,7 +822,7 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	recording = true;
-	if (!tracer_options.command && !common_flags.quiet)
+	if (!targets.command && !common_flags.quiet)
 		fprintf(stderr, "Recording to %s... Hit Ctrl-C to end.\n", env.output);
 	recorder.start_ns = clock_ns(CLOCK_MONOTONIC);
 	record_loop(&recorder);
@@ -828,7 +830,7 @@ int cmd_record(int argc, char **argv)
 
 cleanup:
 	tracer.quiet = common_flags.quiet;
-	status = tracer_finish(&tracer, tracer_exiting);
+	status = tracer_finish(&tracer, tracer_interrupted());
 	/* Detached: what is left in the ring is all there will be. */
 	if (recorder.ring)
 		consume_for(&recorder, STOP_CONSUME_MS);

@@ -22,7 +22,7 @@ void cuda_skip_programs(struct bpf_object *obj);
  * collector are counted, and it is loaded into none. 0, or a negative
  * errno once said why (the processes run on as they were).
  */
-int cuda_prepare(bool quiet, bool counts_all);
+int cuda_prepare(const struct tracer *tracer, bool quiet, bool counts_all);
 
 /* liboptrace-cupti flushes every 1000 ms; slack for a busy host. */
 #define CUDA_GRACE_MS 2000
