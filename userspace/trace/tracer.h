@@ -9,7 +9,6 @@
 #define OPTRACE_TRACER_H
 
 #include <limits.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
