@@ -252,7 +252,8 @@ SERVE_ONLY_SRCS := userspace/cli/serve.c userspace/cli/serve_main.c userspace/se
 OPTRACE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out $(SERVE_ONLY_SRCS),$(OPTRACE_SRCS))) \
 	$(OPTRACE_SHARED_OBJS)
 OPTRACE_SERVE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out userspace/cli/%,$(OPTRACE_SRCS)) \
-	$(filter userspace/cli/%,$(SERVE_ONLY_SRCS)) userspace/cli/common_flags.c) $(OPTRACE_SHARED_OBJS)
+	$(filter userspace/cli/%,$(SERVE_ONLY_SRCS)) userspace/cli/common_flags.c \
+	userspace/cli/tracer_flags.c) $(OPTRACE_SHARED_OBJS)
 OPTRACE := $(BIN_DIR)/optrace
 OPTRACE_SERVE := $(LIBEXEC_DIR)/optrace-serve
 # Includes name their stage ("model/profile.h") or the repository's folder ("bpf/events.h").

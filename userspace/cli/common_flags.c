@@ -7,13 +7,13 @@
 #include <stddef.h>
 
 #include "cli/common_flags.h"
+#include "cli/tracer_flags.h"
+#include "common/diag.h"
 #include "common/outfile.h"
-#include "trace/setup.h"
-#include "trace/tracer.h"
 
 struct common_flags common_flags;
 
-/* Past the commands' own keys (from 0x100) and tracer_argp's (from 0x200). */
+/* Past the commands' own keys (from 0x100) and tracer_flags_argp()'s (from 0x200). */
 enum {
 	OPT_CUDA = 0x300,
 	OPT_WIDE,
@@ -66,7 +66,7 @@ static error_t parse_flag(int key, char *arg, struct argp_state *state)
 		common_flags.quiet = true;
 		return 0;
 	case 'v':
-		verbose++;
+		diag_set_verbosity(diag_verbosity() + 1);
 		return 0;
 	case 'd':
 		common_flags.duration_ms = tracer_parse_duration_ms(arg, state, "duration");

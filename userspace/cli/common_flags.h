@@ -12,19 +12,19 @@
 #include <stdbool.h>
 
 enum common_flag {
-	COMMON_QUIET = 1 << 0,	  /* -q, --quiet */
-	COMMON_VERBOSE = 1 << 1,  /* -v, --verbose: libbpf's messages (trace/setup.h's verbose) */
-	COMMON_DURATION = 1 << 2, /* -d, --duration=TIME */
-	COMMON_CUDA = 1 << 3,	  /* --cuda */
-	COMMON_JSON = 1 << 4,	  /* --json */
-	COMMON_WIDE = 1 << 5,	  /* --wide */
+	COMMON_QUIET = 1 << 0,	      /* -q, --quiet */
+	COMMON_VERBOSE = 1 << 1,      /* -v, --verbose: common/diag.h's verbosity */
+	COMMON_DURATION = 1 << 2,     /* -d, --duration=TIME */
+	COMMON_CUDA = 1 << 3,	      /* --cuda */
+	COMMON_JSON = 1 << 4,	      /* --json */
+	COMMON_WIDE = 1 << 5,	      /* --wide */
 	COMMON_SHOW_HELPERS = 1 << 6, /* --show-helpers */
 	COMMON_FORCE = 1 << 7,	      /* --force: out_file_allow_shared() */
 	COMMON_GPU_FILE = 1 << 8,     /* --gpu=FILE */
 	COMMON_NO_LEGEND = 1 << 9,    /* --no-legend */
 };
 
-/* What the command line gave; -v counts in verbose, --force in common/outfile.c. */
+/* What the command line gave; -v counts in diag_verbosity(), --force in common/outfile.c. */
 struct common_flags {
 	bool quiet;
 	long duration_ms; /* 0: until stopped */

@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/common_flags.h"
+#include "cli/tracer_flags.h"
 #include "common/diag.h"
 #include "output/dump_print.h"
 #include "output/text_table.h"

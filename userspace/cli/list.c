@@ -15,6 +15,7 @@
 
 #include "common/diag.h"
 #include "cli/commands.h"
+#include "cli/tracer_flags.h"
 #include "trace/early_checks.h"
 #include "trace/setup.h"
 #include "trace/targets.h"

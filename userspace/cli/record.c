@@ -15,6 +15,7 @@
 #include "common/outfile.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
+#include "cli/tracer_flags.h"
 #include "trace/tracer.h"
 #include "session/recorder.h"
 
@@ -140,11 +141,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 int cmd_record(int argc, char **argv)
 {
+	struct tracer_options targets = { 0 };
 	const struct argp_child children[] = {
 		{ common_flags_argp(COMMON_QUIET | COMMON_VERBOSE | COMMON_DURATION | COMMON_CUDA |
 				    COMMON_FORCE),
 		  0, NULL, 0 },
-		{ &tracer_argp, 0, "Targets:", 1 },
+		{ tracer_flags_argp(&targets, 0), 0, "Targets:", 1 },
 		{},
 	};
 	const struct argp argp = {
@@ -154,7 +156,7 @@ int cmd_record(int argc, char **argv)
 	struct recorder *recorder;
 	int err, parse_argc, status = 0;
 
-	parse_argc = tracer_split_command(argc, argv);
+	parse_argc = tracer_flags_split_command(argc, argv, &targets);
 	if (parse_argc < 0 || argp_parse(&argp, parse_argc, argv, 0, NULL, NULL))
 		return 2;
 	options = (struct recorder_options){
@@ -165,10 +167,7 @@ int cmd_record(int argc, char **argv)
 		.quiet = common_flags.quiet,
 		.duration_ms = common_flags.duration_ms,
 		.capture_format = env.capture_format,
-		.command = tracer_options.command,
-		.all = tracer_options.all,
-		.pids = tracer_options.pids,
-		.pid_count = tracer_options.pid_count,
+		.targets = &targets,
 	};
 	out_file_named_by("-o");
 	err = recorder_open(&recorder, &options);

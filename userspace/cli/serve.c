@@ -28,6 +28,7 @@
 #include "common/idmap.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
+#include "cli/tracer_flags.h"
 #include "session/http_server.h"
 #include "session/web_config.h"
 #include "trace/setup.h"
@@ -333,7 +334,7 @@ static void sweep(struct stat_bpf *skel)
 	stat_forget_processes(skel, expired, expired_count);
 	for (size_t i = 0; i < expired_count; i++)
 		free(idmap_remove(&departed, expired[i], 0));
-	if (verbose && expired_count)
+	if (diag_verbosity() && expired_count)
 		diag("%zu exited processes forgotten", expired_count);
 	free(expired);
 }
@@ -348,9 +349,11 @@ static void departed_free(void)
 int cmd_serve(int argc, char **argv)
 {
 	/* -v shows libmicrohttpd's messages too (start_http()). */
+	struct tracer_options targets = { 0 };
 	const struct argp_child children[] = {
 		{ common_flags_argp(COMMON_QUIET | COMMON_VERBOSE | COMMON_CUDA), 0, NULL, 0 },
-		{ &tracer_argp, 0, "Targets:", 1 },
+		{ tracer_flags_argp(&targets, TRACER_FLAGS_NO_COMMAND | TRACER_FLAGS_DEFAULT_ALL),
+		  0, "Targets:", 1 },
 		{},
 	};
 	const struct argp argp = {
@@ -363,8 +366,6 @@ int cmd_serve(int argc, char **argv)
 	long elapsed_ms = 0;
 	int err, fd;
 
-	tracer_options.no_command = true;
-	tracer_options.default_all = true;
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
 	if (read_web_config())
@@ -381,13 +382,13 @@ int cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	skel_now = skel;
-	err = stat_attach(&tracer, skel, common_flags.cuda, common_flags.quiet);
+	err = stat_attach(&tracer, skel, &targets, common_flags.cuda, common_flags.quiet);
 	if (err) {
 		close(fd);
 		goto cleanup;
 	}
 	http = http_server_start(&(struct http_server_options){
-		.listen_fd = fd, .web = &web, .log_errors = verbose, .handler = answer });
+		.listen_fd = fd, .web = &web, .log_errors = diag_verbosity(), .handler = answer });
 	if (!http) {
 		diag("cannot serve HTTP on %s (-v shows libmicrohttpd's messages)", bound);
 		err = -EIO;
@@ -398,7 +399,7 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "Serving %s://%s/metrics%s... Hit Ctrl-C to end.\n",
 			web.cert ? "https" : "http", bound, web.user_count ? " (basic auth)" : "");
 
-	while (!tracer_exiting) {
+	while (!tracer_interrupted()) {
 		struct timespec tick = { 0, TICK_MS * 1000 * 1000 };
 
 		nanosleep(&tick, NULL);

@@ -22,6 +22,7 @@
 #include "common/outfile.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
+#include "cli/tracer_flags.h"
 #include "trace/setup.h"
 #include "stat.skel.h"
 #include "session/cuda.h"
@@ -45,6 +46,7 @@ static struct {
 	FILE *out;
 	int printed;	 /* reports printed so far */
 	off_t out_whole; /* -o with an interval: where the last whole report ends */
+	struct tracer_options targets;
 } env;
 
 static struct top_screen screen;
@@ -192,8 +194,8 @@ static int note_child(pid_t pid, const struct library *library, void *ctx)
  */
 static void hint_children(void)
 {
-	for (int i = 0; i < tracer_options.pid_count; i++) {
-		struct children children = { .parent = tracer_options.pids[i] };
+	for (int i = 0; i < env.targets.pid_count; i++) {
+		struct children children = { .parent = env.targets.pids[i] };
 
 		for_each_liboptrace_process(note_child, &children);
 		if (children.count)
@@ -247,8 +249,8 @@ static int print_snapshot(struct stat_bpf *skel, bool clear)
 	}
 	if (env.top) {
 		/* the targets too: a process stuck since the start has no rows */
-		for (int i = 0; i < tracer_options.pid_count; i++)
-			top_screen_watch(&screen, (__u32)tracer_options.pids[i]);
+		for (int i = 0; i < env.targets.pid_count; i++)
+			top_screen_watch(&screen, (__u32)env.targets.pids[i]);
 		for (int i = 0; tracer_now && i < tracer_now->found_count; i++)
 			top_screen_watch(&screen, (__u32)tracer_now->found[i]);
 		top_screen_show(&screen, &snapshot);
@@ -286,7 +288,7 @@ static int run(int argc, char **argv, const struct argp *argp)
 	long elapsed_ms = 0, since_print_ms = 0;
 	int err, printed = 0, parse_argc, status;
 
-	parse_argc = tracer_split_command(argc, argv);
+	parse_argc = tracer_flags_split_command(argc, argv, &env.targets);
 	if (parse_argc < 0 || argp_parse(argp, parse_argc, argv, 0, NULL, NULL))
 		return EXIT_USAGE;
 	env.print.json = common_flags.json;
@@ -321,14 +323,15 @@ static int run(int argc, char **argv, const struct argp *argp)
 	if (!skel)
 		return 1;
 	tracer_now = &tracer;
-	err = stat_attach(&tracer, skel, common_flags.cuda, common_flags.quiet || env.top);
+	err = stat_attach(&tracer, skel, &env.targets, common_flags.cuda,
+			  common_flags.quiet || env.top);
 	if (err)
 		goto cleanup;
 	/*
 	 * Progress, not diag(): on stderr, in --json mode too: when counting starts, for people
 	 * and scripts alike.
 	 */
-	if (!tracer_options.command && !env.top && !common_flags.quiet)
+	if (!env.targets.command && !env.top && !common_flags.quiet)
 		fprintf(stderr, "Tracing... %s\n",
 			env.interval_ms ? "Hit Ctrl-C to end." : "Hit Ctrl-C to end and print.");
 	if (env.top) {
@@ -341,7 +344,7 @@ static int run(int argc, char **argv, const struct argp *argp)
 		top_screen_start(&screen);
 	}
 
-	while (!tracer_exiting) {
+	while (!tracer_interrupted()) {
 		struct timespec tick = { 0, TICK_MS * 1000 * 1000 };
 
 		nanosleep(&tick, NULL);
@@ -354,7 +357,7 @@ static int run(int argc, char **argv, const struct argp *argp)
 		if (env.top && !top_screen_keys(&screen))
 			break;
 		stat_note_ranks(skel, elapsed_ms % 1000 == 0);
-		if (tracer_rescan_due(elapsed_ms))
+		if (tracer_rescan_due(&tracer, elapsed_ms))
 			tracer_rescan(&tracer);
 		if (env.interval_ms && since_print_ms >= env.interval_ms) {
 			since_print_ms = 0;
@@ -377,7 +380,7 @@ cleanup:
 	if (env.top)
 		top_screen_stop(&screen);
 	tracer.quiet = common_flags.quiet;
-	status = tracer_finish(&tracer, tracer_exiting || common_flags.quiet);
+	status = tracer_finish(&tracer, tracer_interrupted() || common_flags.quiet);
 	if (env.out && env.out != stdout) {
 		if (fclose(env.out) && !err) {
 			diag("cannot write %s: %s", env.output, strerror(errno));
@@ -401,7 +404,7 @@ int cmd_stat(int argc, char **argv)
 				    COMMON_JSON | COMMON_WIDE | COMMON_SHOW_HELPERS | COMMON_FORCE |
 				    COMMON_NO_LEGEND),
 		  0, NULL, 0 },
-		{ &tracer_argp, 0, "Targets:", 1 },
+		{ tracer_flags_argp(&env.targets, 0), 0, "Targets:", 1 },
 		{},
 	};
 	const struct argp argp = {
@@ -418,7 +421,7 @@ int cmd_top(int argc, char **argv)
 		{ common_flags_argp(COMMON_VERBOSE | COMMON_DURATION | COMMON_CUDA | COMMON_WIDE |
 				    COMMON_SHOW_HELPERS),
 		  0, NULL, 0 },
-		{ &tracer_argp, 0, "Targets:", 1 },
+		{ tracer_flags_argp(&env.targets, TRACER_FLAGS_NO_COMMAND), 0, "Targets:", 1 },
 		{},
 	};
 	const struct argp argp = {
@@ -426,6 +429,5 @@ int cmd_top(int argc, char **argv)
 	};
 
 	env.top = true;
-	tracer_options.no_command = true;
 	return run(argc, argv, &argp);
 }

@@ -4,6 +4,18 @@
 
 #include "common/diag.h"
 
+static int verbosity;
+
+void diag_set_verbosity(int level)
+{
+	verbosity = level;
+}
+
+int diag_verbosity(void)
+{
+	return verbosity;
+}
+
 void diag(const char *format, ...)
 {
 	va_list args;

@@ -19,6 +19,16 @@ static inline void keep_first_error(int *error, int err)
 		*error = err;
 }
 
+/*
+ * -v's count: 0 says errors and warnings, 1 also what optrace does, 2 adds
+ * libbpf's debug messages. One level for the process, set once by cli/ as
+ * it parses -v, as libbpf-tools keep env.verbose: libbpf's print callback
+ * (trace/setup.c) takes no context to carry it, and the lines it gates are
+ * said deep in every stage.
+ */
+void diag_set_verbosity(int level);
+int diag_verbosity(void);
+
 /* "optrace: MESSAGE\n" on stderr. */
 void diag(const char *format, ...) __attribute__((format(printf, 1, 2)));
 

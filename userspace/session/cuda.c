@@ -32,17 +32,17 @@ void cuda_skip_programs(struct bpf_object *obj)
  * process maps, else beside optrace's. A process it cannot go into is
  * refused (said why, left running as it was) before anything is recorded.
  */
-static int load_collector_live(bool quiet)
+static int load_collector_live(const struct tracer_options *targets, bool quiet)
 {
 	const char *given = getenv("CUDA_INJECTION64_PATH");
 	char buffer[PATH_MAX], why[INJECT_WHY_SIZE];
-	const char *fallback = tracer_options.library;
+	const char *fallback = targets->library;
 	int err;
 
 	if (!fallback)
 		fallback = default_liboptrace(buffer, sizeof(buffer));
-	for (int i = 0; i < tracer_options.pid_count; i++) {
-		pid_t pid = tracer_options.pids[i];
+	for (int i = 0; i < targets->pid_count; i++) {
+		pid_t pid = targets->pids[i];
 
 		err = inject_cuda_collector(pid, given && *given ? given : NULL, fallback, why,
 					    sizeof(why));
@@ -52,9 +52,9 @@ static int load_collector_live(bool quiet)
 		}
 		if (err == INJECT_ALREADY && why[0])
 			diag("--cuda: %s", why);
-		else if (err == INJECT_ALREADY && verbose)
+		else if (err == INJECT_ALREADY && diag_verbosity())
 			diag("--cuda: process %d has liboptrace-cupti already", pid);
-		else if (err == INJECT_LOADED && verbose)
+		else if (err == INJECT_LOADED && diag_verbosity())
 			diag("--cuda: %s", why);
 		/* Progress as bcc's tools print it, not diag(): -q silences it. */
 		if (err == INJECT_LOADED && !quiet)
@@ -68,38 +68,38 @@ static int load_collector_live(bool quiet)
  * installed beside liboptrace (whose probes it fires). One already set wins.
  * Running processes (-p) get it now (load_collector_live).
  */
-int cuda_prepare(bool quiet, bool counts_all)
+int cuda_prepare(const struct tracer *tracer, bool quiet, bool counts_all)
 {
+	const struct tracer_options *targets = &tracer->options;
 	char path[PATH_MAX];
 	const char *slash;
 
-	if (tracer_options.all && counts_all) {
-		if (verbose)
+	if (targets->all && counts_all) {
+		if (diag_verbosity())
 			diag("--cuda -a: the GPU activity of the processes that have "
 			     "liboptrace-cupti (started with CUDA_INJECTION64_PATH); it is loaded "
 			     "into none");
 		return 0;
 	}
-	if (tracer_options.all) {
+	if (targets->all) {
 		diag("--cuda loads the collector into the processes of -p PID or -- COMMAND, "
 		     "not into every process (-a)");
 		return -EINVAL;
 	}
-	if (!tracer_options.command)
-		return load_collector_live(quiet);
+	if (!targets->command)
+		return load_collector_live(targets, quiet);
 	if (getenv("CUDA_INJECTION64_PATH"))
 		return 0;
-	slash = strrchr(tracer_options.library, '/');
+	slash = strrchr(targets->library, '/');
 	snprintf(path, sizeof(path), "%.*s/liboptrace-cupti.so",
-		 slash ? (int)(slash - tracer_options.library) : 1,
-		 slash ? tracer_options.library : ".");
+		 slash ? (int)(slash - targets->library) : 1, slash ? targets->library : ".");
 	if (access(path, R_OK)) {
 		diag("no %s: it is built only where CUPTI's headers are found "
 		     "(CUDA_HOME); or set CUDA_INJECTION64_PATH yourself",
 		     path);
 		return -ENOENT;
 	}
-	if (verbose)
+	if (diag_verbosity())
 		diag("CUDA_INJECTION64_PATH=%s", path);
 	return setenv("CUDA_INJECTION64_PATH", path, 1) ? -errno : 0;
 }

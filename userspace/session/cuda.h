@@ -16,13 +16,13 @@ struct tracer;
 void cuda_skip_programs(struct bpf_object *obj);
 
 /*
- * After tracer_prepare(): the command gets CUDA_INJECTION64_PATH, or each
- * process of -p the collector now (unless it has it). With -a, refused,
- * unless counts_all (stat, top, serve): then the processes that have the
- * collector are counted, and it is loaded into none. 0, or a negative
- * errno once said why (the processes run on as they were).
+ * After tracer_prepare(), for the tracer's targets: the command gets
+ * CUDA_INJECTION64_PATH, or each process of -p the collector now (unless it has it). With -a,
+ * refused, unless counts_all (stat, top, serve): then the processes that have the collector are
+ * counted, and it is loaded into none. 0, or a negative errno once said why (the processes run on
+ * as they were).
  */
-int cuda_prepare(bool quiet, bool counts_all);
+int cuda_prepare(const struct tracer *tracer, bool quiet, bool counts_all);
 
 /* liboptrace-cupti flushes every 1000 ms; slack for a busy host. */
 #define CUDA_GRACE_MS 2000

@@ -156,8 +156,8 @@ static int open_capture(struct recorder *r)
 	int fd, err;
 
 	/* The command, or how the targets were chosen. */
-	r->target =
-		record_meta_target(&record_facts_proc, o->command, o->all, o->pids, o->pid_count);
+	r->target = record_meta_target(&record_facts_proc, o->targets->command, o->targets->all,
+				       o->targets->pids, o->targets->pid_count);
 	writer_opts.optrace_version = OPTRACE_VERSION;
 	writer_opts.format_major = o->capture_format;
 	writer_opts.target = r->target;
@@ -209,13 +209,13 @@ int recorder_open(struct recorder **recorder, const struct recorder_options *opt
 		return -ENOENT;
 	}
 	*recorder = r;
-	r->skel->rodata->filter_targets = options->command != NULL;
+	r->skel->rodata->filter_targets = options->targets->command != NULL;
 	if (options->no_gpu)
 		cuda_skip_programs(r->skel->obj);
 	err = bpf_map__set_max_entries(r->skel->maps.events, (__u32)(options->ringbuf_mb << 20));
-	err = err ?: tracer_prepare(&r->tracer, r->skel->obj);
+	err = err ?: tracer_prepare(&r->tracer, r->skel->obj, options->targets);
 	if (!err && options->cuda)
-		err = cuda_prepare(options->quiet, false);
+		err = cuda_prepare(&r->tracer, options->quiet, false);
 	if (err)
 		return err;
 	/*
@@ -225,11 +225,11 @@ int recorder_open(struct recorder **recorder, const struct recorder_options *opt
 	 */
 	tracer_catch_signals();
 	err = open_capture(r);
-	err = err ?: tracer_check_pids();
+	err = err ?: tracer_check_pids(&r->tracer);
 	if (err)
 		return err;
-	err = tracer_loaded(record_bpf__load(r->skel));
-	if (err || tracer_exiting)
+	err = tracer_loaded(&r->tracer, record_bpf__load(r->skel));
+	if (err || tracer_interrupted())
 		return err;
 	r->ring = ring_buffer__new(bpf_map__fd(r->skel->maps.events), on_record, r, NULL);
 	if (!r->ring) {
@@ -254,10 +254,10 @@ void recorder_run(struct recorder *r)
 	if (!r->recording)
 		return;
 	/* not diag(): what it does now, not an error */
-	if (!r->options.command && !r->options.quiet)
+	if (!r->options.targets->command && !r->options.quiet)
 		fprintf(stderr, "Recording to %s... Hit Ctrl-C to end.\n", r->options.output);
 	r->start_ns = clock_ns(CLOCK_MONOTONIC);
-	while (!tracer_exiting) {
+	while (!tracer_interrupted()) {
 		struct timespec tick = { 0, POLL_MS * 1000 * 1000 };
 
 		nanosleep(&tick, NULL);
@@ -274,7 +274,7 @@ void recorder_run(struct recorder *r)
 		}
 		if (r->core.error)
 			break;
-		if (tracer_rescan_due(elapsed_ms))
+		if (tracer_rescan_due(&r->tracer, elapsed_ms))
 			tracer_rescan(&r->tracer);
 		if (elapsed_ms % FLUSH_MS == 0) {
 			recorder_core_tick(&r->core);
@@ -362,7 +362,7 @@ static int close_capture(struct recorder *r, int err)
 int recorder_close(struct recorder *r, int err, int *command_status)
 {
 	r->tracer.quiet = r->options.quiet;
-	*command_status = tracer_finish(&r->tracer, tracer_exiting);
+	*command_status = tracer_finish(&r->tracer, tracer_interrupted());
 	/* Detached: what is left in the ring is all there will be. */
 	if (r->ring)
 		consume_for(r, STOP_CONSUME_MS);

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct tracer_options;
+
 struct recorder_options {
 	const char *output;	 /* the capture file, written as OUTPUT.partial until the end */
 	long ringbuf_mb;	 /* the ring buffer's size, a power of two */
@@ -25,11 +27,8 @@ struct recorder_options {
 	bool quiet;		 /* no status line, no "wrote" */
 	long duration_ms;	 /* 0: until Ctrl-C, SIGTERM or the targets' end */
 	uint16_t capture_format; /* 0: the newest */
-	/* The targets, as the capture's header describes them (trace/tracer.h's). */
-	char *const *command; /* the command started, or NULL */
-	bool all;
-	const pid_t *pids;
-	int pid_count;
+	/* The targets (trace/tracer.h's): attached to, and described in the capture's header. */
+	const struct tracer_options *targets;
 };
 
 struct recorder;
@@ -38,7 +37,7 @@ struct recorder;
  * Opens the BPF object for the targets of trace/tracer.h, the capture
  * (before the load, so that an -o that cannot be written fails at once),
  * loads and attaches: recording starts. From here SIGINT and SIGTERM set
- * tracer_exiting. *recorder is NULL if the BPF object cannot be opened,
+ * tracer_interrupted(). *recorder is NULL if the BPF object cannot be opened,
  * else to be closed with recorder_close() whatever is returned: 0 or a
  * negative errno.
  */

@@ -35,20 +35,21 @@ struct stat_bpf *stat_open(void)
 	return skel;
 }
 
-int stat_attach(struct tracer *tracer, struct stat_bpf *skel, bool cuda, bool quiet)
+int stat_attach(struct tracer *tracer, struct stat_bpf *skel, const struct tracer_options *targets,
+		bool cuda, bool quiet)
 {
 	int err;
 
-	skel->rodata->filter_targets = tracer_options.command != NULL;
+	skel->rodata->filter_targets = targets->command != NULL;
 	if (!cuda)
 		cuda_skip_programs(skel->obj);
-	err = tracer_prepare(tracer, skel->obj);
+	err = tracer_prepare(tracer, skel->obj, targets);
 	if (!err && cuda)
-		err = cuda_prepare(quiet, true);
-	err = err ?: tracer_check_pids();
+		err = cuda_prepare(tracer, quiet, true);
+	err = err ?: tracer_check_pids(tracer);
 	if (err)
 		return err;
-	err = tracer_loaded(stat_bpf__load(skel));
+	err = tracer_loaded(tracer, stat_bpf__load(skel));
 	if (err)
 		return err;
 	skel->bss->start_ns = tracer_now_ns();
@@ -142,7 +143,7 @@ static int inject_buffer(void *ctx, pid_t pid, uint32_t tid, uint64_t address, u
 	for (uint32_t i = 0; i < count; i++)
 		copy_strings(skel, pid, &events[i]);
 	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.inject_batch), &opts);
-	if (err && verbose)
+	if (err && diag_verbosity())
 		diag("cannot count the buffer of thread %u: %s", tid, strerror(errno));
 	return 0;
 }

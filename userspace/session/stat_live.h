@@ -15,17 +15,19 @@
 
 struct stat_bpf;
 struct tracer;
+struct tracer_options;
 
 /* stat's BPF object, opened with libbpf's messages on; NULL (said why) if it cannot be. */
 struct stat_bpf *stat_open(void);
 
 /*
- * Prepares tracer for tracer_options' targets, loads skel and attaches:
- * counting starts now, and SIGINT or SIGTERM set tracer_exiting. With cuda,
+ * Prepares tracer for targets, loads skel and attaches: counting starts
+ * now, and SIGINT or SIGTERM set tracer_interrupted(). With cuda,
  * GPU activity too (session/cuda.h: the collector loaded where it is not).
  * Says what failed; returns 0 or a negative errno.
  */
-int stat_attach(struct tracer *tracer, struct stat_bpf *skel, bool cuda, bool quiet);
+int stat_attach(struct tracer *tracer, struct stat_bpf *skel, const struct tracer_options *targets,
+		bool cuda, bool quiet);
 
 /*
  * The ranks the traced processes announced, read from their memory while

@@ -7,15 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/diag.h"
 #include "trace/setup.h"
-
-int verbose;
 
 int libbpf_print(enum libbpf_print_level level, const char *format, va_list args)
 {
-	if (level == LIBBPF_DEBUG && verbose < 2)
+	if (level == LIBBPF_DEBUG && diag_verbosity() < 2)
 		return 0;
-	if (!verbose)
+	if (!diag_verbosity())
 		return 0;
 	/* libbpf's own lines, as it words them: not diag(). */
 	return vfprintf(stderr, format, args);

@@ -6,10 +6,7 @@
 #include <bpf/libbpf.h>
 #include <stdarg.h>
 
-/* -v: 1 says what optrace does, 2 adds libbpf's debug messages. */
-extern int verbose;
-
-/* libbpf's messages, shown with -v (libbpf_set_print()). */
+/* libbpf's messages, shown with -v (libbpf_set_print(); common/diag.h's verbosity). */
 int libbpf_print(enum libbpf_print_level level, const char *format, va_list args);
 
 /*

@@ -21,14 +21,21 @@
 #include "trace/tracer.h"
 #include "trace/usdt_notes.h"
 
-struct tracer_options tracer_options;
-volatile sig_atomic_t tracer_exiting;
-static uint64_t prepared_ns; /* when tracer_prepare() was done: the load's start */
+/*
+ * The one thing a signal handler may set: file-static, read through
+ * tracer_interrupted(). Signals are process-wide, so this is too.
+ */
+static volatile sig_atomic_t exiting;
 
 static void on_signal(int signo)
 {
 	(void)signo;
-	tracer_exiting = 1;
+	exiting = 1;
+}
+
+bool tracer_interrupted(void)
+{
+	return exiting;
 }
 
 void tracer_catch_signals(void)
@@ -45,62 +52,6 @@ uint64_t tracer_now_ns(void)
 	return clock_ns(CLOCK_MONOTONIC);
 }
 
-long tracer_parse_positive(const char *arg, struct argp_state *state, const char *what)
-{
-	char *end;
-	long value;
-
-	errno = 0;
-	value = strtol(arg, &end, 10);
-	if (errno || *end || value <= 0 || value > 1000000000)
-		argp_error(state, "'%s' is not a valid %s", arg, what);
-	return value;
-}
-
-long tracer_parse_duration_ms(const char *arg, struct argp_state *state, const char *what)
-{
-	static const struct {
-		const char *suffix;
-		double ms;
-	} units[] = { { "", 1000 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 } };
-	char *end;
-	double value;
-
-	errno = 0;
-	value = strtod(arg, &end);
-	if (!errno && end != arg && value > 0 && arg[0] != '-' && arg[0] != '+' &&
-	    strspn(arg, "0123456789.") == (size_t)(end - arg)) {
-		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-			double ms = value * units[i].ms;
-
-			if (strcmp(end, units[i].suffix) || ms > 1e12)
-				continue;
-			return ms < 1 ? 1 : (long)(ms + 0.5);
-		}
-	}
-	argp_error(state, "'%s' is not a valid %s: give seconds (2, 0.5) or a unit (500ms, 2m, 1h)",
-		   arg, what);
-	return 0;
-}
-
-enum {
-	OPT_LIB = 0x200,
-	OPT_ATTACH,
-	OPT_PER_EVENT,
-};
-
-static const struct argp_option options[] = {
-	{ "pid", 'p', "PID", 0, "Trace this process (repeatable)", 0 },
-	{ "all", 'a', NULL, 0, "Trace every process that maps liboptrace, also later ones", 0 },
-	{ "lib", OPT_LIB, "PATH", 0,
-	  "liboptrace to attach to with -- and -a (default: the one installed with optrace)", 0 },
-	{ "attach", OPT_ATTACH, "MODE", 0,
-	  "How to attach: auto (default), uprobe-multi (kernel 6.10+) or perf-event", 0 },
-	{ "per-event", OPT_PER_EVENT, NULL, 0,
-	  "One probe hit per event (the slow path, as bpftrace sees them), not batches", 0 },
-	{},
-};
-
 pid_t tracer_process_of(pid_t id)
 {
 	pid_t tgid;
@@ -109,86 +60,6 @@ pid_t tracer_process_of(pid_t id)
 		return id; /* attaching says what is wrong */
 	diag("%d is a thread of process %d: tracing process %d", id, tgid, tgid);
 	return tgid;
-}
-
-void tracer_parse_pids(const char *arg, struct argp_state *state, pid_t *pids, int *count, int max)
-{
-	const char *at = arg;
-
-	do {
-		char *end;
-		long pid;
-
-		errno = 0;
-		pid = strtol(at, &end, 10);
-		if (errno || end == at || (*end && *end != ',') || pid <= 0 || pid > INT_MAX) {
-			argp_error(state, "'%s' is not a process id (or ids: -p 123,456)", arg);
-			return;
-		}
-		if (*count >= max) {
-			argp_error(state, "at most %d processes", max);
-			return;
-		}
-		pids[(*count)++] = tracer_process_of((pid_t)pid);
-		at = *end ? end + 1 : end;
-	} while (*at);
-}
-
-static error_t parse_arg(int key, char *arg, struct argp_state *state)
-{
-	struct tracer_options *o = &tracer_options;
-
-	switch (key) {
-	case 'p':
-		tracer_parse_pids(arg, state, o->pids, &o->pid_count, TRACER_MAX_PIDS);
-		return 0;
-	case 'a':
-		o->all = true;
-		return 0;
-	case OPT_LIB:
-		o->library = arg;
-		return 0;
-	case OPT_PER_EVENT:
-		o->per_event = true;
-		return 0;
-	case OPT_ATTACH:
-		if (attach_mode_parse(arg) < 0)
-			argp_error(state, "--attach takes auto, uprobe-multi or perf-event");
-		o->attach_mode = (enum attach_mode)attach_mode_parse(arg);
-		return 0;
-	case ARGP_KEY_END:
-		if (o->no_command && o->command)
-			argp_error(state,
-				   "this command watches running processes: -p PID... or -a");
-		if (o->default_all && !o->pid_count && !o->command)
-			o->all = true;
-		if (!!o->pid_count + o->all + !!o->command != 1)
-			argp_error(
-				state,
-				o->no_command
-					? "give one kind of target: -p PID... or -a"
-					: "give one kind of target: -p PID..., -a, or -- COMMAND");
-		return 0;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-}
-
-const struct argp tracer_argp = { .options = options, .parser = parse_arg };
-
-int tracer_split_command(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--"))
-			continue;
-		if (i + 1 == argc) {
-			diag("nothing to run after --");
-			return -1;
-		}
-		tracer_options.command = &argv[i + 1];
-		return i;
-	}
-	return argc;
 }
 
 /* True if the liboptrace at path has the fast path's batch probe (ABI 2). */
@@ -210,14 +81,14 @@ static bool has_batch_probe(const char *path)
  */
 static void choose_path(struct tracer *tracer)
 {
-	const char *path = tracer_options.library;
+	const char *path = tracer->options.library;
 	struct library library;
 	struct bpf_program *prog;
 
-	if (tracer_options.pid_count && !find_liboptrace(tracer_options.pids[0], &library))
+	if (tracer->options.pid_count && !find_liboptrace(tracer->options.pids[0], &library))
 		path = library.path;
-	tracer->fast_path = !tracer_options.per_event && path && has_batch_probe(path);
-	if (!tracer_options.per_event && path && !tracer->fast_path)
+	tracer->fast_path = !tracer->options.per_event && path && has_batch_probe(path);
+	if (!tracer->options.per_event && path && !tracer->fast_path)
 		diag("%s has no fast path (a liboptrace of ABI 1): "
 		     "tracing one probe hit per event",
 		     path);
@@ -250,40 +121,42 @@ static int check_targets(struct tracer *tracer)
 {
 	int err;
 
-	if (tracer_options.command) {
-		err = command_runnable(tracer_options.command[0]);
+	if (tracer->options.command) {
+		err = command_runnable(tracer->options.command[0]);
 		if (err) {
-			diag("cannot run %s: %s", tracer_options.command[0], strerror(err));
+			diag("cannot run %s: %s", tracer->options.command[0], strerror(err));
 			tracer->exec_error = err;
 		}
 		return -err;
 	}
-	for (int i = 0; i < tracer_options.pid_count; i++) {
-		err = check_pid_alive(tracer_options.pids[i]);
+	for (int i = 0; i < tracer->options.pid_count; i++) {
+		err = check_pid_alive(tracer->options.pids[i]);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-int tracer_check_pids(void)
+int tracer_check_pids(const struct tracer *tracer)
 {
 	struct library library;
 	int err;
 
-	for (int i = 0; i < tracer_options.pid_count; i++) {
-		err = check_target_pid(tracer_options.pids[i], &library);
+	for (int i = 0; i < tracer->options.pid_count; i++) {
+		err = check_target_pid(tracer->options.pids[i], &library);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-int tracer_prepare(struct tracer *tracer, struct bpf_object *obj)
+int tracer_prepare(struct tracer *tracer, struct bpf_object *obj,
+		   const struct tracer_options *options)
 {
 	const char *why = tracing_unavailable();
 	int err;
 
+	tracer->options = *options;
 	tracer->obj = obj;
 	tracer->child = -1;
 	if (why) {
@@ -293,39 +166,39 @@ int tracer_prepare(struct tracer *tracer, struct bpf_object *obj)
 	err = check_targets(tracer);
 	if (err)
 		return err;
-	if ((tracer_options.all || tracer_options.command) && !tracer_options.library)
-		tracer_options.library =
+	if ((tracer->options.all || tracer->options.command) && !tracer->options.library)
+		tracer->options.library =
 			default_liboptrace(tracer->library_buffer, sizeof(tracer->library_buffer));
-	if (tracer_options.command && !tracer_options.library) {
+	if (tracer->options.command && !tracer->options.library) {
 		diag("cannot find liboptrace.so.1 to attach to: give it with "
 		     "--lib PATH");
 		return -ENOENT;
 	}
 	choose_path(tracer);
-	err = attacher_prepare(&tracer->attacher, obj, tracer_options.attach_mode);
+	err = attacher_prepare(&tracer->attacher, obj, tracer->options.attach_mode);
 	if (err) {
 		diag("this kernel has no uprobe_multi links with a process-wide "
 		     "pid filter (6.10+): use --attach perf-event");
 		return err;
 	}
-	if (verbose)
+	if (diag_verbosity())
 		diag("attaching through %s, %s",
 		     tracer->attacher.uprobe_multi ? "uprobe_multi links"
 						   : "perf-event uprobes (libbpf)",
 		     tracer->fast_path ? "fast path (batches)" : "one probe hit per event");
-	prepared_ns = tracer_now_ns();
+	tracer->prepared_ns = tracer_now_ns();
 	return 0;
 }
 
-int tracer_loaded(int err)
+int tracer_loaded(const struct tracer *tracer, int err)
 {
 	if (err)
 		diag("cannot load the BPF programs: %s (-v shows the "
 		     "verifier's log)",
 		     strerror(-err));
-	else if (verbose)
+	else if (diag_verbosity())
 		diag("BPF programs loaded in %llu ms",
-		     (unsigned long long)((tracer_now_ns() - prepared_ns) / 1000000));
+		     (unsigned long long)((tracer_now_ns() - tracer->prepared_ns) / 1000000));
 	return err;
 }
 
@@ -368,7 +241,7 @@ static int attach_everywhere(struct tracer *tracer, const char *path)
 	tracer->libraries[tracer->library_count].dev = st.st_dev;
 	tracer->libraries[tracer->library_count].ino = st.st_ino;
 	tracer->library_count++;
-	if (verbose)
+	if (diag_verbosity())
 		diag("attached to %s", path);
 	return 0;
 }
@@ -431,7 +304,7 @@ static void attach_targets_libraries(struct tracer *tracer)
 			continue;
 		diag("process %u maps %s, not %s: tracing it from now on (give "
 		     "--lib %s to trace it from its start)",
-		     key, library.mapped_path, tracer_options.library, library.mapped_path);
+		     key, library.mapped_path, tracer->options.library, library.mapped_path);
 		attach_everywhere(tracer, library.path);
 		if (!library_known(tracer, &library) &&
 		    tracer->library_count < TRACER_MAX_LIBRARIES) {
@@ -451,19 +324,19 @@ static void scan_all(struct tracer *tracer)
 	tracer->found_count = tracer->scan_count;
 }
 
-bool tracer_rescan_due(long elapsed_ms)
+bool tracer_rescan_due(const struct tracer *tracer, long elapsed_ms)
 {
 	/* A command maps its libraries as it starts: look often then, to miss little. */
-	if (tracer_options.command && elapsed_ms <= 2000)
+	if (tracer->options.command && elapsed_ms <= 2000)
 		return elapsed_ms % 100 == 0;
 	return elapsed_ms % 1000 == 0;
 }
 
 void tracer_rescan(struct tracer *tracer)
 {
-	if (tracer_options.all)
+	if (tracer->options.all)
 		scan_all(tracer);
-	if (tracer_options.command) {
+	if (tracer->options.command) {
 		prune_targets(tracer);
 		attach_targets_libraries(tracer);
 	}
@@ -506,7 +379,7 @@ static int start_command(struct tracer *tracer, int *release_fd, int *exec_fd)
 		signal(SIGXFSZ, SIG_DFL);
 		if (read(pipe_fds[0], &go, 1) != 1)
 			_exit(127); /* optrace gave up */
-		execvp(tracer_options.command[0], tracer_options.command);
+		execvp(tracer->options.command[0], tracer->options.command);
 		error = errno;
 		if (write(exec_fds[1], &error, sizeof(error)) != sizeof(error))
 			_exit(127);
@@ -531,7 +404,7 @@ static int command_started(struct tracer *tracer, int exec_fd)
 	} while (got < 0 && errno == EINTR);
 	if (got != sizeof(error))
 		return 0; /* closed by a successful exec */
-	diag("cannot run %s: %s", tracer_options.command[0], strerror(error));
+	diag("cannot run %s: %s", tracer->options.command[0], strerror(error));
 	waitpid(tracer->child, &tracer->child_status, 0);
 	tracer->child_exited = true;
 	tracer->exec_error = error;
@@ -552,7 +425,7 @@ static int attach_command(struct tracer *tracer)
 			diag("cannot follow the command's children: %s", strerror(-err));
 		}
 	}
-	err = err ?: attach_everywhere(tracer, tracer_options.library);
+	err = err ?: attach_everywhere(tracer, tracer->options.library);
 	if (!err && write(release_fd, "g", 1) != 1)
 		err = -errno;
 	if (release_fd >= 0)
@@ -568,16 +441,16 @@ int tracer_attach(struct tracer *tracer)
 {
 	int err;
 
-	if (tracer_options.command)
+	if (tracer->options.command)
 		return attach_command(tracer);
-	if (tracer_options.all) {
-		if (tracer_options.library && !access(tracer_options.library, R_OK))
-			attach_everywhere(tracer, tracer_options.library);
+	if (tracer->options.all) {
+		if (tracer->options.library && !access(tracer->options.library, R_OK))
+			attach_everywhere(tracer, tracer->options.library);
 		scan_all(tracer);
 		return 0;
 	}
-	for (int i = 0; i < tracer_options.pid_count; i++) {
-		err = attach_pid(tracer, tracer_options.pids[i]);
+	for (int i = 0; i < tracer->options.pid_count; i++) {
+		err = attach_pid(tracer, tracer->options.pids[i]);
 		if (err)
 			return err;
 	}
@@ -605,11 +478,11 @@ bool tracer_targets_map(struct tracer *tracer, const char *name)
 	__u32 key, *previous = NULL;
 	int fd;
 
-	for (int i = 0; i < tracer_options.pid_count; i++) {
-		if (maps_file(tracer_options.pids[i], name))
+	for (int i = 0; i < tracer->options.pid_count; i++) {
+		if (maps_file(tracer->options.pids[i], name))
 			return true;
 	}
-	if (!tracer_options.command)
+	if (!tracer->options.command)
 		return false;
 	fd = targets_fd(tracer);
 	while (bpf_map_get_next_key(fd, previous, &key) == 0) {
@@ -625,9 +498,9 @@ bool tracer_alive(struct tracer *tracer)
 	__u32 key, *previous = NULL;
 	int fd;
 
-	if (tracer_options.all)
+	if (tracer->options.all)
 		return true;
-	if (tracer_options.command) {
+	if (tracer->options.command) {
 		if (tracer->child <= 0)
 			return false;
 		if (!tracer->child_exited &&
@@ -644,8 +517,8 @@ bool tracer_alive(struct tracer *tracer)
 		}
 		return false;
 	}
-	for (int i = 0; i < tracer_options.pid_count; i++) {
-		if (process_alive(tracer_options.pids[i]))
+	for (int i = 0; i < tracer->options.pid_count; i++) {
+		if (process_alive(tracer->options.pids[i]))
 			return true;
 	}
 	return false;
@@ -676,12 +549,12 @@ int tracer_read_buffers(struct tracer *tracer, batch_read_fn fn, void *ctx)
 
 	if (!tracer->fast_path)
 		return 0;
-	for (int i = 0; i < tracer_options.pid_count; i++)
-		read_found(tracer_options.pids[i], NULL, &all);
+	for (int i = 0; i < tracer->options.pid_count; i++)
+		read_found(tracer->options.pids[i], NULL, &all);
 	/* With -a, those found at the last scan: not all of /proc at every read. */
-	for (int i = 0; tracer_options.all && i < tracer->found_count; i++)
+	for (int i = 0; tracer->options.all && i < tracer->found_count; i++)
 		read_found(tracer->found[i], NULL, &all);
-	if (tracer_options.command) {
+	if (tracer->options.command) {
 		fd = targets_fd(tracer);
 		while (bpf_map_get_next_key(fd, previous, &key) == 0) {
 			read_found((pid_t)key, NULL, &all);
@@ -715,7 +588,7 @@ int tracer_finish(struct tracer *tracer, bool interrupted)
 	/* Found before the start, or by the exec (the child is reaped then): as the shells say. */
 	if (tracer->exec_error)
 		return tracer->exec_error == ENOENT ? 127 : 126;
-	if (!tracer_options.command || tracer->child <= 0)
+	if (!tracer->options.command || tracer->child <= 0)
 		return 0;
 	/*
 	 * Tracing stopped before the command ended (a signal, -d): like
@@ -724,7 +597,7 @@ int tracer_finish(struct tracer *tracer, bool interrupted)
 	 */
 	/* On Ctrl-C the command got the SIGINT too: let it end of that first. */
 	if (!reap_within(tracer, interrupted ? 200 : 0)) {
-		if (verbose || (!interrupted && !tracer->quiet))
+		if (diag_verbosity() || (!interrupted && !tracer->quiet))
 			diag("stopping the command (SIGTERM)");
 		tracer->child_stopped = true;
 		kill(tracer->child, SIGTERM);

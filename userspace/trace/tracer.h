@@ -2,15 +2,13 @@
 /*
  * The targets of a tracing command (stat, top, record): processes by pid,
  * every process that maps liboptrace (-a), or a command optrace starts and
- * follows with its descendants (-- COMMAND). Shared option parsing, attach,
- * liveness and detach.
+ * follows with its descendants (-- COMMAND). Attach, liveness and detach;
+ * the options come parsed (cli/tracer_flags.c).
  */
 #ifndef OPTRACE_TRACE_TRACER_H
 #define OPTRACE_TRACE_TRACER_H
 
-#include <argp.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -22,6 +20,12 @@
 #define TRACER_MAX_LIBRARIES 64
 #define TRACER_MAX_FOUND 4096
 
+/*
+ * What to trace, as the command line gave it (cli/tracer_flags.c parses
+ * it): one kind of target. A plain struct the command owns and hands to
+ * tracer_prepare(), which keeps its own copy: no global, so that one
+ * process could hold two tracers.
+ */
 struct tracer_options {
 	pid_t pids[TRACER_MAX_PIDS];
 	int pid_count;
@@ -29,48 +33,21 @@ struct tracer_options {
 	char **command; /* after "--" */
 	const char *library;
 	enum attach_mode attach_mode;
-	bool per_event;	  /* --per-event: one probe hit per event, not the fast path */
-	bool no_command;  /* the command does not take -- COMMAND (top) */
-	bool default_all; /* no target given means -a (serve) */
+	bool per_event; /* --per-event: one probe hit per event, not the fast path */
 };
-
-extern struct tracer_options tracer_options;
-
-/* An argp child for -p, -a, --lib and --attach; checks one kind of target. */
-extern const struct argp tracer_argp;
 
 /* CLOCK_MONOTONIC in ns: the clock of bpf_ktime_get_ns() and of the fast path's events. */
 uint64_t tracer_now_ns(void);
 
-/* A positive integer option (at most 10^9), or an argp error naming what. */
-long tracer_parse_positive(const char *arg, struct argp_state *state, const char *what);
-
 /*
- * A time as perf and timeout(1) take it: "2", "0.5", "500ms", "1.5s", "2m",
- * "1h" (seconds when no unit); in milliseconds, at least 1. Refuses anything
- * else with what it takes.
+ * SIGINT, SIGTERM and SIGHUP from now on set the flag tracer_interrupted()
+ * reads: stop and report. SIGPIPE is ignored.
  */
-long tracer_parse_duration_ms(const char *arg, struct argp_state *state, const char *what);
-
-/* Set by SIGINT or SIGTERM once tracer_catch_signals() ran: stop and report. */
-extern volatile sig_atomic_t tracer_exiting;
 void tracer_catch_signals(void);
-
-/*
- * Takes the command after "--" out of argv into tracer_options.command.
- * Returns the argc left to parse, or -1 (with a message) for a bare "--".
- */
-int tracer_split_command(int argc, char **argv);
+bool tracer_interrupted(void);
 
 /* The process of a -p PID: a thread's id names its process (said on stderr). */
 pid_t tracer_process_of(pid_t id);
-
-/*
- * A -p argument: one process id, or several separated by commas as perf
- * takes them (-p 123,456), appended to pids (count of them, at most max), a
- * thread's id as its process's; an argp error for anything else.
- */
-void tracer_parse_pids(const char *arg, struct argp_state *state, pid_t *pids, int *count, int max);
 
 struct bpf_object;
 struct bpf_link;
@@ -95,24 +72,29 @@ struct tracer {
 	/* With -a: the processes that mapped liboptrace at the last scan (each second). */
 	pid_t found[TRACER_MAX_FOUND];
 	int found_count;
-	int scan_count; /* while a scan fills found */
+	int scan_count;	      /* while a scan fills found */
+	uint64_t prepared_ns; /* when tracer_prepare() was done: the load's start */
+	/* tracer_prepare()'s copy, with the default liboptrace filled in for -a and --. */
+	struct tracer_options options;
 };
 
 /*
- * Before the object is loaded: checks that tracing is possible here, that
- * the command can be run and each -p is a process, and chooses how to
- * attach. Prints what is wrong; returns 0 or a negative errno (a command
- * that cannot be run: tracer_finish() then gives 127 or 126). The caller
- * sets the object's filter_targets to (tracer_options.command != NULL)
- * itself, in its skeleton's rodata.
+ * Before the object is loaded: takes options (kept in tracer->options),
+ * checks that tracing is possible here, that the command can be run and
+ * each -p is a process, and chooses how to attach. Prints what is wrong;
+ * returns 0 or a negative errno (a command that cannot be run:
+ * tracer_finish() then gives 127 or 126). The caller sets the object's
+ * filter_targets to (options->command != NULL) itself, in its skeleton's
+ * rodata: its layout is the skeleton's, not known here.
  */
-int tracer_prepare(struct tracer *tracer, struct bpf_object *obj);
+int tracer_prepare(struct tracer *tracer, struct bpf_object *obj,
+		   const struct tracer_options *options);
 
 /*
  * Just before the load: each -p maps liboptrace (checked again at the
  * attach, as a process may end meanwhile). Prints what is wrong.
  */
-int tracer_check_pids(void);
+int tracer_check_pids(const struct tracer *tracer);
 
 /*
  * Reads the events the targets' threads still hold in their fast-path
@@ -122,7 +104,7 @@ int tracer_check_pids(void);
 int tracer_read_buffers(struct tracer *tracer, batch_read_fn fn, void *ctx);
 
 /* The result of loading the object: says what failed, and returns err. */
-int tracer_loaded(int err);
+int tracer_loaded(const struct tracer *tracer, int err);
 
 /*
  * After load: attaches to the targets. With a command, starts it stopped,
@@ -144,7 +126,7 @@ bool tracer_alive(struct tracer *tracer);
 void tracer_rescan(struct tracer *tracer);
 
 /* Whether tracer_rescan() is due elapsed_ms after the attach (a multiple of 10). */
-bool tracer_rescan_due(long elapsed_ms);
+bool tracer_rescan_due(const struct tracer *tracer, long elapsed_ms);
 
 /*
  * Detaches (the kernel disarms the semaphores: the targets go on untraced).
