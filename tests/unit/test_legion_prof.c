@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The Legion Prof writer against shared/legion/FORMAT.md: the preamble and
+ * The Legion Prof writer against docs/legion-format.md: the preamble and
  * each record byte for byte, versions 1007 and 1008, ids, gzip and a full
  * disk; the files are read back by the independent reader of
- * tests/lib/legion_read.c, written from FORMAT.md's layouts, which checks
+ * tests/lib/legion_read.c, written from docs/legion-format.md's layouts, which checks
  * every rule of §3.4. Strings: test_legion_prof_strings.c; profiles that
  * must stay valid: test_legion_prof_valid.c.
  */
@@ -58,7 +58,7 @@ START_TEST(test_preamble_1008_is_legions)
 }
 END_TEST
 
-/* Expected body of the byte-for-byte scenario, by record (FORMAT.md §2). */
+/* Expected body of the byte-for-byte scenario, by record (docs/legion-format.md §2). */
 // clang-format off
 static const unsigned char expected_header_records[] = {
 	/* MachineDesc: id 10, node 0, 1 node, version 1008, "h", host_id, pid 42 */
@@ -92,7 +92,7 @@ static const unsigned char expected_records[] = {
 	0x0d, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1e, 0x00, 0x00, 0x00,
 	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-	/* TaskInfo: FORMAT.md §1.2's worked example, verbatim */
+	/* TaskInfo: docs/legion-format.md §1.2's worked example, verbatim */
 	0x12, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 	0x02, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 	0x00, 0x00, 0x00, 0x1d, 0x28, 0x23, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,

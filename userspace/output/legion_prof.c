@@ -23,7 +23,7 @@ int legion_prof_fdopen(struct legion_prof **out, int fd, const struct legion_pro
 	err = legion_prof_core_open(&prof, fd, options ? options : &defaults);
 	if (err)
 		return err;
-	/* the preamble, MachineDesc, ZeroTime, then OpDesc(30, "Task") (§2) */
+	/* the preamble, MachineDesc, ZeroTime, then OpDesc(30, "Task") (§2.14) */
 	err = legion_prof_write_header(prof, options ? options : &defaults);
 	err = err ?: legion_prof_op_desc(prof, LEGION_PROF_OP_KIND_TASK, "Task");
 	err = err ?: legion_prof_drain(prof);

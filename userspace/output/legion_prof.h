@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * A writer of Legion Prof binary logs (prof_<node>.gz), the files that
- * `legion_prof` opens. The format is specified in shared/legion/FORMAT.md;
+ * `legion_prof` opens. The format is specified in docs/legion-format.md;
  * docs/legion.md says how optrace maps onto it.
  *
- * The writer keeps the invariants the reader asserts (FORMAT.md §3.4), so a
+ * The writer keeps the invariants the reader asserts (docs/legion-format.md §3.4), so a
  * file it writes is valid for any input:
  *  - ids: processors, op ids, events and provenance ids are handed out by the
  *    writer, with the node in every id; records refuse ids it did not hand
@@ -49,7 +49,7 @@
 /* The OpDesc kind of tasks; the writer declares it ("Task") when it opens. */
 #define LEGION_PROF_OP_KIND_TASK 30
 
-/* ProcDesc.kind: Realm's Processor::Kind (FORMAT.md §2.3). */
+/* ProcDesc.kind: Realm's Processor::Kind (docs/legion-format.md §2.3). */
 enum legion_prof_proc_kind {
 	LEGION_PROF_PROC_GPU = 1,
 	LEGION_PROF_PROC_CPU = 2,
@@ -89,7 +89,7 @@ int legion_prof_flush(struct legion_prof *prof);
 /* Ends open spans, completes the descriptors, closes and frees; the first error. */
 int legion_prof_close(struct legion_prof *prof);
 
-/* Realm ids as FORMAT.md §2.3 and §2.8 lay them out (the node is in the id). */
+/* Realm ids as docs/legion-format.md §2.3 and §2.8 lay them out (the node is in the id). */
 uint64_t legion_prof_proc_id(uint32_t node, uint32_t index);
 uint64_t legion_prof_event_id(uint32_t node, uint64_t index, uint32_t generation);
 
@@ -131,7 +131,7 @@ bool legion_prof_task_kind_declared(const struct legion_prof *prof, uint32_t tas
  */
 int legion_prof_provenance(struct legion_prof *prof, const char *text, uint64_t *provenance);
 
-/* Provenance records written so far (each is a colourable descriptor, FORMAT.md §2.5). */
+/* Provenance records written so far (each is a colourable descriptor, §2.5). */
 uint64_t legion_prof_provenance_count(const struct legion_prof *prof);
 /*
  * Writes count empty Provenance records that nothing refers to: they only
@@ -236,7 +236,7 @@ struct legion_prof_kv {
 
 /*
  * Builds a provenance that both viewers split into "key: value" lines, one
- * per pair, sorted by key (the new viewer's order: FORMAT.md §2.6, §6):
+ * per pair, sorted by key (the new viewer's order: docs/legion-format.md §2.6, §6):
  * ["human$k1,v1|k2,v2,", {"k1": "v1", "k2": "v2"}]. The new viewer reads the
  * JSON object and drops the first part; the legacy viewer splits the whole
  * text on its one '$', the pairs on '|' and each pair on ',', so the first

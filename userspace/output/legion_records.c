@@ -4,8 +4,8 @@
  * descriptors (OpDesc, MetaDesc, TaskKind, TaskVariant, ProcDesc, with
  * placeholders for kinds used before they were declared), Provenance,
  * OperationInstance, TaskInfo, GPUTaskInfo, TaskWaitInfo and MetaInfo. Each
- * checks the ids it is given against the writer's (legion_prof.c) and orders
- * its times. Section numbers refer to shared/legion/FORMAT.md.
+ * checks the ids it is given against the writer's (legion_prof_core.c) and orders
+ * its times. Section numbers refer to docs/legion-format.md.
  */
 #include <errno.h>
 #include <stdio.h>
