@@ -69,6 +69,13 @@ struct legion_prof_options {
 	uint64_t host_id;
 	uint32_t process_id;
 	int64_t zero_time_ns; /* absolute time of timestamp 0 (ZeroTime) */
+	/*
+	 * A new descriptor of the same file, open for appending, or a negative
+	 * errno: how the writer gets its file back after
+	 * legion_prof_release_fd(). NULL: the descriptor is never released.
+	 */
+	int (*reopen)(void *ctx);
+	void *reopen_ctx;
 };
 
 struct legion_prof;
@@ -86,6 +93,13 @@ int legion_prof_fdopen(struct legion_prof **prof, int fd,
 		       const struct legion_prof_options *options);
 /* Pushes everything written so far to the file (a full flush, no new gzip member). */
 int legion_prof_flush(struct legion_prof *prof);
+/*
+ * Hands back the file's descriptor (the caller closes it) when the writer
+ * has a reopen callback, so that a program writing more logs than it may
+ * hold descriptors keeps only some open: the writer calls reopen when it
+ * next has bytes for the file. -EINVAL without one or when released.
+ */
+int legion_prof_release_fd(struct legion_prof *prof);
 /* Ends open spans, completes the descriptors, closes and frees; the first error. */
 int legion_prof_close(struct legion_prof *prof);
 

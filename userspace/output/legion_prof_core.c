@@ -3,7 +3,8 @@
  * The core of the Legion Prof writer: its state and the file, and nothing
  * of how a record is encoded. The ids it hands out (op ids, events,
  * provenances, processors) and the claims records make on them, the output
- * buffer and its gzip stream, the stack of a span's user ranges, the file
+ * buffer and its gzip stream, the descriptor (released and opened again
+ * when the caller has more logs than descriptors), the stack of a span's user ranges, the file
  * opened and closed. The encoders above it (legion_preamble.c,
  * legion_records.c, legion_spans.c) call down into it, never the other way;
  * legion_prof.c puts them together. Section numbers refer to
@@ -270,23 +271,34 @@ int legion_prof_proc_kind_of(const struct legion_prof *prof, uint64_t proc_id)
 
 /* ---- output ------------------------------------------------------------- */
 
-int legion_prof_drain(struct legion_prof *prof)
+/* The file's descriptor, opened again if it was released. */
+static int file_fd(struct legion_prof *prof)
+{
+	int fd;
+
+	if (prof->fd >= 0)
+		return prof->fd;
+	fd = prof->reopen ? prof->reopen(prof->reopen_ctx) : -EBADF;
+	if (fd >= 0)
+		prof->fd = fd;
+	return fd;
+}
+
+static void write_out(struct legion_prof *prof, const unsigned char *data, size_t size)
 {
 	size_t done = 0;
 	ssize_t n;
-	int errnum;
+	int fd;
 
-	if (prof->error)
-		return prof->error;
-	if (prof->gz && prof->length) {
-		if (gzwrite(prof->gz, prof->buffer, (unsigned int)prof->length) <= 0) {
-			gzerror(prof->gz, &errnum);
-			prof->error = errnum == Z_ERRNO && errno ? -errno : -EIO;
-		}
-		done = prof->length;
+	if (!size || prof->error)
+		return;
+	fd = file_fd(prof);
+	if (fd < 0) {
+		prof->error = fd;
+		return;
 	}
-	while (done < prof->length && !prof->error) {
-		n = write(prof->fd, prof->buffer + done, prof->length - done);
+	while (done < size && !prof->error) {
+		n = write(fd, data + done, size - done);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -294,6 +306,46 @@ int legion_prof_drain(struct legion_prof *prof)
 		else
 			done += (size_t)n;
 	}
+}
+
+/*
+ * Compresses the buffer into the one gzip stream (§1.3). What comes out is
+ * kept until it fills zbuffer, as gzwrite() keeps it, so the file is
+ * written (and opened again, if it was released) seldom; Z_FULL_FLUSH and
+ * Z_FINISH write everything so far.
+ */
+static void compress_out(struct legion_prof *prof, int flush)
+{
+	z_stream *z = &prof->z;
+	int ret;
+
+	z->next_in = prof->buffer;
+	z->avail_in = (unsigned int)prof->length;
+	do {
+		z->next_out = prof->zbuffer + prof->zlength;
+		z->avail_out = (unsigned int)(GZIP_BUFFER_SIZE - prof->zlength);
+		ret = deflate(z, flush);
+		if (ret == Z_STREAM_ERROR) {
+			prof->error = -EIO;
+			return;
+		}
+		prof->zlength = GZIP_BUFFER_SIZE - z->avail_out;
+		if (!z->avail_out || flush != Z_NO_FLUSH) {
+			write_out(prof, prof->zbuffer, prof->zlength);
+			prof->zlength = 0;
+		}
+	} while (!prof->error && ret != Z_STREAM_END &&
+		 (z->avail_in || !z->avail_out || flush == Z_FINISH));
+}
+
+int legion_prof_drain(struct legion_prof *prof)
+{
+	if (prof->error)
+		return prof->error;
+	if (prof->zbuffer)
+		compress_out(prof, Z_NO_FLUSH);
+	else
+		write_out(prof, prof->buffer, prof->length);
 	prof->length = 0;
 	return prof->error;
 }
@@ -332,15 +384,21 @@ int legion_prof_put_bytes(struct legion_prof *prof, const void *bytes, size_t si
 
 int legion_prof_flush(struct legion_prof *prof)
 {
-	int errnum;
-
 	if (legion_prof_drain(prof))
 		return prof->error;
-	if (prof->gz && gzflush(prof->gz, Z_FULL_FLUSH) != Z_OK) {
-		gzerror(prof->gz, &errnum);
-		prof->error = errnum == Z_ERRNO && errno ? -errno : -EIO;
-	}
+	if (prof->zbuffer)
+		compress_out(prof, Z_FULL_FLUSH);
 	return prof->error;
+}
+
+int legion_prof_release_fd(struct legion_prof *prof)
+{
+	int fd = prof->fd;
+
+	if (!prof->reopen || fd < 0)
+		return -EINVAL;
+	prof->fd = -1;
+	return fd;
 }
 
 /* ---- the stack of a span's user ranges ---------------------------------- */
@@ -451,23 +509,30 @@ static void free_writer(struct legion_prof *prof)
 }
 
 /*
- * zlib writes through a duplicate of the fd, so that a failed open can
- * close the stream and leave the caller's fd open. Level 1: profiles
+ * One gzip stream (a zlib header of gzip's, windowBits 15 + 16) that the
+ * writer writes itself: no descriptor of zlib's. Level 1: profiles
  * compress well and the export's speed matters more.
  */
 static int open_gzip(struct legion_prof *prof)
 {
-	int fd = fcntl(prof->fd, F_DUPFD_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -errno;
-	prof->gz = gzdopen(fd, "wb1");
-	if (!prof->gz) {
-		close(fd);
+	prof->zbuffer = malloc(GZIP_BUFFER_SIZE);
+	if (!prof->zbuffer)
+		return -ENOMEM;
+	if (deflateInit2(&prof->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(prof->zbuffer);
+		prof->zbuffer = NULL;
 		return -ENOMEM;
 	}
-	gzbuffer(prof->gz, GZIP_BUFFER_SIZE);
 	return 0;
+}
+
+static void close_gzip(struct legion_prof *prof)
+{
+	if (!prof->zbuffer)
+		return;
+	deflateEnd(&prof->z);
+	free(prof->zbuffer);
+	prof->zbuffer = NULL;
 }
 
 int legion_prof_core_open(struct legion_prof **out, int fd,
@@ -489,6 +554,8 @@ int legion_prof_core_open(struct legion_prof **out, int fd,
 	prof->version = version;
 	prof->node_id = options->node_id;
 	prof->num_nodes = num_nodes;
+	prof->reopen = options->reopen;
+	prof->reopen_ctx = options->reopen_ctx;
 	prof->buffer = malloc(OUTPUT_BUFFER_SIZE);
 	prof->provenance_cache = calloc(PROVENANCE_CACHE_SLOTS, sizeof(*prof->provenance_cache));
 	if (!prof->buffer || !prof->provenance_cache) {
@@ -510,22 +577,19 @@ cleanup:
 
 void legion_prof_core_discard(struct legion_prof *prof)
 {
-	if (prof->gz)
-		gzclose(prof->gz);
+	close_gzip(prof);
 	free_writer(prof);
 }
 
 int legion_prof_core_close(struct legion_prof *prof)
 {
-	int err, errnum;
+	int err = legion_prof_drain(prof);
 
-	err = legion_prof_drain(prof);
-	if (prof->gz) {
-		errnum = gzclose(prof->gz);
-		if (!err && errnum != Z_OK)
-			err = errnum == Z_ERRNO && errno ? -errno : -EIO;
-	}
-	if (close(prof->fd) && !err)
+	if (!err && prof->zbuffer)
+		compress_out(prof, Z_FINISH);
+	err = err ?: prof->error;
+	close_gzip(prof);
+	if (prof->fd >= 0 && close(prof->fd) && !err)
 		err = -errno;
 	free_writer(prof);
 	return err;

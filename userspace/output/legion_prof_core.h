@@ -95,9 +95,13 @@ struct legion_prof_span {
 };
 
 struct legion_prof {
-	int fd;
-	gzFile gz; /* NULL when raw */
-	int error; /* the first I/O error, sticky */
+	int fd;			  /* -1 while released */
+	int (*reopen)(void *ctx); /* the descriptor again, after legion_prof_release_fd() */
+	void *reopen_ctx;
+	z_stream z;		/* the gzip stream, when zbuffer is not NULL */
+	unsigned char *zbuffer; /* what the stream gives out; NULL when raw */
+	size_t zlength;		/* bytes in zbuffer not yet written */
+	int error;		/* the first I/O error, sticky */
 	uint32_t version, node_id, num_nodes;
 	unsigned char *buffer;
 	size_t length;
