@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The start of every Legion Prof log (legion_preamble.c), for legion_prof.c:
+ * The start of every Legion Prof log (legion_preamble.c), for legion_prof_log.c:
  * the text preamble, MachineDesc and ZeroTime (docs/legion-format.md §2).
  */
 #ifndef OPTRACE_LEGION_PREAMBLE_H

@@ -2,7 +2,10 @@
 /*
  * A writer of Legion Prof binary logs (prof_<node>.gz), the files that
  * `legion_prof` opens. The format is specified in docs/legion-format.md;
- * docs/legion.md says how optrace maps onto it.
+ * docs/legion.md says how optrace maps onto it. This is the API of the
+ * whole writer, which includes no other header of it: legion_prof_log.c
+ * opens and closes, legion_prof_core.c hands out ids, legion_records.c and
+ * legion_spans.c write records, legion_strings.c makes strings safe.
  *
  * The writer keeps the invariants the reader asserts (docs/legion-format.md §3.4), so a
  * file it writes is valid for any input:

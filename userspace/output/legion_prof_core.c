@@ -7,7 +7,7 @@
  * when the caller has more logs than descriptors), the stack of a span's user ranges, the file
  * opened and closed. The encoders above it (legion_preamble.c,
  * legion_records.c, legion_spans.c) call down into it, never the other way;
- * legion_prof.c puts them together. Section numbers refer to
+ * legion_prof_log.c puts them together. Section numbers refer to
  * docs/legion-format.md.
  */
 #define _GNU_SOURCE

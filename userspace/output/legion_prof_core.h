@@ -6,7 +6,7 @@
  * uses, the ids, the output buffer and the file. The encoders sit above it
  * and call only down: legion_preamble.c (what every file starts with),
  * legion_records.c (the other records), legion_spans.c (spans and their
- * user ranges); legion_prof.c opens and closes a log with all of them.
+ * user ranges); legion_prof_log.c opens and closes a log with all of them.
  * Section numbers refer to docs/legion-format.md.
  */
 #ifndef OPTRACE_LEGION_PROF_CORE_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * What legion_records.c gives the writer's pieces above it (legion_spans.c,
- * legion_prof.c) besides the records of output/legion_prof.h: a task run's
+ * legion_prof_log.c) besides the records of output/legion_prof.h: a task run's
  * checks and its TaskInfo, for spans, and the descriptors a file needs at
  * its close. Callers use output/legion_prof.h.
  */

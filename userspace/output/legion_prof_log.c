@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * A Legion Prof log opened and closed: the writer's core on the file
- * (legion_prof_core.c), the start every log has (legion_preamble.c) and the
- * descriptors it needs to be read (legion_records.c). The pieces below know
- * nothing of this file. Section numbers refer to docs/legion-format.md.
+ * (legion_prof_core.c), the start every log has (legion_preamble.c) and
+ * the descriptors it needs to be read (legion_records.c). The pieces below
+ * know nothing of this file. Section numbers refer to
+ * docs/legion-format.md.
  */
 #include <fcntl.h>
 #include <errno.h>
