@@ -167,8 +167,8 @@ static size_t fds_in_use(rlim_t limit)
 /*
  * How many logs may be held open: what RLIMIT_NOFILE leaves beside the
  * descriptors in use and a few for the reading of the captures and the
- * folder; no bound when there is no limit. A log is written only when zlib's buffer fills, so
- * releasing and reopening the oldest costs little.
+ * folder; no bound when there is no limit. A log is written only when
+ * zlib's buffer fills, so releasing and reopening the oldest costs little.
  */
 static int plan_fds(struct exporter *exporter)
 {
@@ -257,7 +257,6 @@ static int close_log(struct process *process)
 static int open_files(struct exporter *exporter)
 {
 	const struct legion_export_options *options = exporter->options;
-
 	int err = plan_fds(exporter);
 
 	if (err)

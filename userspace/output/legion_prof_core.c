@@ -3,12 +3,12 @@
  * The core of the Legion Prof writer: its state and the file, and nothing
  * of how a record is encoded. The ids it hands out (op ids, events,
  * provenances, processors) and the claims records make on them, the output
- * buffer and its gzip stream, the descriptor (released and opened again
- * when the caller has more logs than descriptors), the stack of a span's user ranges, the file
- * opened and closed. The encoders above it (legion_preamble.c,
- * legion_records.c, legion_spans.c) call down into it, never the other way;
- * legion_prof_log.c puts them together. Section numbers refer to
- * docs/legion-format.md.
+ * buffer and its gzip stream, the stack of a span's user ranges, the file
+ * opened and closed, and its descriptor handed back and opened again when
+ * the caller has more logs than descriptors. The encoders above it
+ * (legion_preamble.c, legion_records.c, legion_spans.c) call down into it,
+ * never the other way; legion_prof_log.c puts them together. Section
+ * numbers refer to docs/legion-format.md.
  */
 #define _GNU_SOURCE
 #include <errno.h>
