@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "export_chrome.h"
 #include "export_legion.h"
@@ -23,6 +24,7 @@
 #include "testlib.h"
 #include "bpf/events.h"
 #include "capture/capture.h"
+#include "output/legion_prof.h"
 
 /* ---- a capture written by hand, with hostile strings ------------------------------------ */
 
@@ -432,6 +434,114 @@ START_TEST(test_eventless_capture_said)
 }
 END_TEST
 
+/*
+ * export --legion holds a descriptor a log at most, and releases the
+ * oldest when it may hold no more (issue 41: about 3 a process, and
+ * "Cannot allocate memory" at 340 processes under ulimit -n 1024): 300
+ * processes under ulimit -n 64, a few of them with enough operations that
+ * their logs are written while the others are open, each log whole.
+ */
+/* The export argv runs fails (exit 1) and its stderr, in err, says text. */
+static void export_fails_saying(char *const argv[], const char *err, const char *text)
+{
+	char *said;
+
+	ck_assert_int_eq(WEXITSTATUS(run_command(argv, NULL, err, 120)), 1);
+	said = read_file(err);
+	ck_assert_msg(said && strstr(said, text), "wanted \"%s\", said: %s", text, said);
+	free(said);
+}
+
+#define MANY_PROCESSES 300
+#define BUSY_OPS 4000
+
+START_TEST(test_many_processes_few_descriptors)
+{
+	struct capture_writer_opts opts = { .target = "many" };
+	char *capture = test_path("many.capture"), *out = test_path("many"),
+	     *err = test_path("many.txt"), command[8192], path[4096];
+	char *argv[] = { "/bin/sh", "-c", command, NULL };
+	struct hand_capture c = { 0 };
+
+	hand_capture_open(&c, capture, &opts);
+	for (uint32_t i = 0; i < MANY_PROCESSES; i++) {
+		int ops = i % 100 ? 1 : BUSY_OPS;
+
+		c.tgid = 10000 + i;
+		put_event(&c, c.tgid, RECORD_RT_INIT, OPTRACE_ABI_VERSION, i, 1, 0, 0);
+		put_text(&c, BAD_NAME, "demo.add");
+		for (int op = 1; op <= ops; op++) {
+			put_event(&c, c.tgid, RECORD_OP_BEGIN, (uint64_t)op, 0, 0, BAD_NAME, 0);
+			put_event(&c, c.tgid, RECORD_OP_END, (uint64_t)op, OPTRACE_STATUS_OK, 0, 0,
+				  0);
+		}
+	}
+	ck_assert_int_eq(capture_close(c.writer, NULL, 0), 0);
+	snprintf(command, sizeof(command), "ulimit -n 64 && exec %s export --legion -o %s %s",
+		 OPTRACE, out, capture);
+	ck_assert_msg(run_command(argv, NULL, err, 120) == 0, "export under ulimit -n 64: %s",
+		      read_file(err));
+	for (uint32_t node = 0; node < MANY_PROCESSES; node++) {
+		struct legion_summary s;
+
+		snprintf(path, sizeof(path), "%s/prof_%u.gz", out, node);
+		read_summary(path, 1008, &s);
+		ck_assert_uint_eq(s.node_id, node);
+		ck_assert_uint_eq(s.num_nodes, MANY_PROCESSES);
+		ck_assert_uint_eq(s.process_id, 10000 + node);
+		ck_assert_uint_eq(s.task_count, node % 100 ? 1 : BUSY_OPS);
+		legion_summary_free(&s);
+	}
+	/* Legion's own reader, where it was built (shared/legion/reader/build.sh), reads them all
+	 */
+	if (!access(OPTRACE_BUILD_DIR "/legion-reader/legion_prof", X_OK)) {
+		snprintf(command, sizeof(command),
+			 "exec %s/legion-reader/legion_prof statistics %s/prof_*.gz",
+			 OPTRACE_BUILD_DIR, out);
+		ck_assert_msg(run_command(argv, NULL, err, 120) == 0, "legion_prof statistics: %s",
+			      read_file(err));
+	}
+	/* far too few: said, with what to do */
+	snprintf(command, sizeof(command), "ulimit -n 10 && exec %s export --legion -o %s %s",
+		 OPTRACE, out, capture);
+	export_fails_saying(argv, err, "raise the limit (ulimit -n)");
+	free(capture);
+	free(out);
+	free(err);
+}
+END_TEST
+
+/*
+ * Legion Prof has 4,096 processors a process (a 12-bit index in the id):
+ * a process with more threads to draw fails the export with a message
+ * that says what to do, never a log with a wrong id.
+ */
+START_TEST(test_too_many_threads_said)
+{
+	struct capture_writer_opts opts = { .target = "threads" };
+	char *capture = test_path("threads.capture"), *out = test_path("threads"),
+	     *err = test_path("threads.txt"), path[4096];
+	char *argv[] = { OPTRACE, "export", "--legion", "-o", out, capture, NULL };
+	struct hand_capture c = { .tgid = 7000 };
+
+	hand_capture_open(&c, capture, &opts);
+	put_text(&c, BAD_NAME, "demo.add");
+	for (uint32_t tid = 7000; tid <= 7000 + LEGION_PROF_PROCS_MAX; tid++) {
+		put_event(&c, tid, RECORD_OP_BEGIN, 1, 0, 0, BAD_NAME, 0);
+		put_event(&c, tid, RECORD_OP_END, 1, OPTRACE_STATUS_OK, 0, 0, 0);
+	}
+	ck_assert_int_eq(capture_close(c.writer, NULL, 0), 0);
+	export_fails_saying(argv, err, "process 7000 has more threads");
+	export_fails_saying(argv, err, "export it with --perfetto or --chrome");
+	/* no log is left with what was written before */
+	snprintf(path, sizeof(path), "%s/prof_0.gz", out);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	free(capture);
+	free(out);
+	free(err);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("export_handmade");
@@ -443,6 +553,8 @@ int main(void)
 	tcase_add_test(hand, test_ranks_name_files);
 	tcase_add_test(hand, test_modes_out_of_range);
 	tcase_add_test(hand, test_eventless_capture_said);
+	tcase_add_test(hand, test_many_processes_few_descriptors);
+	tcase_add_test(hand, test_too_many_threads_said);
 	suite_add_tcase(suite, hand);
 
 	return run_suite(suite);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The Legion Prof reader's files: a whole file read into memory, raw or
- * through zlib, and a log read as legion_prof reads it (FORMAT.md §1.3).
+ * through zlib, and a log read as legion_prof reads it (docs/legion-format.md §1.3).
  */
 #include <stdio.h>
 #include <stdlib.h>

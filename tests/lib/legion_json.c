@@ -2,7 +2,7 @@
 /*
  * The Legion Prof reader's text checks: UTF-8 as Rust's String::from_utf8
  * takes it, and JSON by serde_json's grammar, enough for provenances
- * (FORMAT.md §2.6).
+ * (docs/legion-format.md §2.6).
  */
 #include <string.h>
 

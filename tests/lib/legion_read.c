@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * A Legion Prof log reader written from shared/legion/FORMAT.md: whole
+ * A Legion Prof log reader written from docs/legion-format.md: whole
  * files read record by record (legion_record.c), checked against the rules
  * that make the real reader panic (legion_rules.c) and summed up
  * (legion_summary.c); the bytes come from legion_blob.c.

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * An independent reader of Legion Prof logs, written from
- * shared/legion/FORMAT.md and not from optrace's writer: it reads a file
- * record by record with the layouts of FORMAT.md §2 and checks every rule
+ * docs/legion-format.md and not from optrace's writer: it reads a file
+ * record by record with the layouts of its §2 and checks every rule
  * of §3.4 that makes the real reader (legion_prof 25.06) panic or lose
  * data, so that tests can say "Legion Prof would open this". It also sums a
  * file up (processors, tasks, ranges, provenances) for tests that compare a
@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The record kinds the reader has layouts for (FORMAT.md §2). */
+/* The record kinds the reader has layouts for (docs/legion-format.md §2). */
 enum legion_record_kind {
 	LEGION_MACHINE_DESC,
 	LEGION_ZERO_TIME,
@@ -43,7 +43,7 @@ enum legion_record_kind {
 	LEGION_RECORD_KINDS
 };
 
-/* ProcDesc kinds (Realm's, FORMAT.md §2.3): 1 GPU, 2 CPU, 3 Utility, 7 OpenMP, 8 Python. */
+/* ProcDesc kinds (Realm's, §2.3): 1 GPU, 2 CPU, 3 Utility, 7 OpenMP, 8 Python. */
 #define LEGION_PROC_KIND_MAX 8
 
 /* A file's bytes. */
@@ -59,7 +59,7 @@ struct legion_blob {
 int legion_blob_read(const char *path, bool gzip, struct legion_blob *blob);
 
 /*
- * Reads a file as legion_prof does (FORMAT.md §1.3): a gzip file is
+ * Reads a file as legion_prof does (docs/legion-format.md §1.3): a gzip file is
  * decoded, only its first member, anything else is taken raw. A second
  * member (which the reader silently drops) or a corrupt gzip stream is an
  * error. 0, or -1 with why saying what is wrong.
@@ -86,7 +86,7 @@ struct legion_check;
 
 /*
  * Reads a whole profile (the decoded bytes) and checks it against the
- * rules of FORMAT.md, with MachineDesc.version to equal version. Never
+ * rules of docs/legion-format.md, with MachineDesc.version to equal version. Never
  * NULL; free with legion_check_free().
  */
 struct legion_check *legion_check_read(const struct legion_blob *file, uint32_t version,
@@ -111,7 +111,7 @@ bool legion_find_task_record(const struct legion_blob *file, uint64_t op,
 bool legion_utf8_valid(const unsigned char *s, size_t length);
 
 /*
- * A provenance in the form the viewer splits (FORMAT.md §2.6),
+ * A provenance in the form the viewer splits (docs/legion-format.md §2.6),
  * ["human", {"k": "v", ...}], checked with serde_json's grammar: the number
  * of members, or -1.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The Legion Prof reader's parser, written from shared/legion/FORMAT.md:
+ * The Legion Prof reader's parser, written from docs/legion-format.md:
  * the preamble (§1.1) with the types the real reader knows, and each
  * binary record by the layouts of §2 (§1.2).
  */
@@ -16,7 +16,7 @@
 /* ---- layouts ------------------------------------------------------------------ */
 
 /*
- * Layouts of FORMAT.md §2 (binary order, after the 4-byte id): 1 = u8,
+ * Layouts of docs/legion-format.md §2 (binary order, after the 4-byte id): 1 = u8,
  * 4 = u32/i32, 8 = u64/i64, s = NUL-terminated UTF-8, u = u32 count + bytes.
  */
 static const struct layout {

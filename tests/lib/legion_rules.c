@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The Legion Prof reader's rules: what each record must hold, and what
- * needs the whole file (FORMAT.md §2.3-2.7, §3.4), checked once it is read;
+ * needs the whole file (docs/legion-format.md §2.3-2.7, §3.4), checked once it is read;
  * a broken rule is what makes the real reader (legion_prof 25.06) panic or
  * lose data. Strict mode adds what optrace's writer promises (docs/legion.md).
  */

@@ -350,7 +350,7 @@ static void export(const char *path, const char *gpu_file, struct legion_summary
 
 	ck_assert_int_eq(legion_export(paths, 1, &options), 0);
 	snprintf(file, sizeof(file), "%s/prof_0.gz", dir);
-	/* Every rule of FORMAT.md the reader checks, strictly. */
+	/* Every rule of docs/legion-format.md the reader checks, strictly. */
 	ck_assert_msg(legion_summary_read(file, 1008, summary, why, sizeof(why)) == 0,
 		      "%s is not a valid Legion Prof log: %s", file, why);
 	ck_assert_uint_eq(summary->process_id, pid);

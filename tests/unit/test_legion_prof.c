@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The Legion Prof writer against shared/legion/FORMAT.md: the preamble and
+ * The Legion Prof writer against docs/legion-format.md: the preamble and
  * each record byte for byte, versions 1007 and 1008, ids, gzip and a full
  * disk; the files are read back by the independent reader of
- * tests/lib/legion_read.c, written from FORMAT.md's layouts, which checks
+ * tests/lib/legion_read.c, written from docs/legion-format.md's layouts, which checks
  * every rule of §3.4. Strings: test_legion_prof_strings.c; profiles that
  * must stay valid: test_legion_prof_valid.c.
  */
@@ -58,7 +58,7 @@ START_TEST(test_preamble_1008_is_legions)
 }
 END_TEST
 
-/* Expected body of the byte-for-byte scenario, by record (FORMAT.md §2). */
+/* Expected body of the byte-for-byte scenario, by record (docs/legion-format.md §2). */
 // clang-format off
 static const unsigned char expected_header_records[] = {
 	/* MachineDesc: id 10, node 0, 1 node, version 1008, "h", host_id, pid 42 */
@@ -92,7 +92,7 @@ static const unsigned char expected_records[] = {
 	0x0d, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x1e, 0x00, 0x00, 0x00,
 	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-	/* TaskInfo: FORMAT.md §1.2's worked example, verbatim */
+	/* TaskInfo: docs/legion-format.md §1.2's worked example, verbatim */
 	0x12, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 	0x02, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 	0x00, 0x00, 0x00, 0x1d, 0x28, 0x23, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
@@ -441,6 +441,75 @@ START_TEST(test_gzip_equals_raw)
 }
 END_TEST
 
+/* The reopen callback of test_released_descriptor: the file again, appending. */
+struct reopened {
+	const char *path;
+	int count;
+};
+
+static int reopen_path(void *ctx)
+{
+	struct reopened *r = ctx;
+	int fd = open(r->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	r->count++;
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * A writer whose descriptor is handed back again and again (as export
+ * --legion does past ulimit -n) writes the same one gzip member: it opens
+ * the file again when zlib has bytes for it, and the log reads whole.
+ */
+START_TEST(test_released_descriptor)
+{
+	struct scratch scratch = { 0 };
+	const char *path = scratch_path(&scratch, "prof_0.gz");
+	struct reopened reopened = { .path = path };
+	struct legion_prof_options options = fixed_options;
+	struct legion_prof *prof;
+	struct legion_check *check;
+	struct legion_blob file;
+	uint64_t provenance;
+	char text[64];
+	int fd, released = 0;
+
+	options.raw = false;
+	ck_assert_int_eq(legion_prof_open(&prof, path, &options), 0);
+	ck_assert_int_eq(legion_prof_release_fd(prof), -EINVAL); /* no way back: kept */
+	ck_assert_int_eq(legion_prof_close(prof), 0);
+
+	options.reopen = reopen_path;
+	options.reopen_ctx = &reopened;
+	ck_assert_int_eq(legion_prof_open(&prof, path, &options), 0);
+	for (int i = 0; i < 100000; i++) {
+		/* distinct and ill-compressible: zlib gives out bytes often */
+		snprintf(text, sizeof(text), "range %d %08x", i, (unsigned int)(i * 2654435761u));
+		ck_assert_int_eq(legion_prof_provenance(prof, text, &provenance), 0);
+		fd = i % 1000 ? -1 : legion_prof_release_fd(prof);
+		if (fd >= 0) {
+			close(fd);
+			released++;
+		}
+	}
+	fd = legion_prof_release_fd(prof);
+	if (fd >= 0)
+		close(fd);
+	ck_assert_int_eq(legion_prof_close(prof), 0); /* the gzip trailer: opened again */
+	/* a descriptor is held again only once zlib's 128 KiB are full */
+	ck_assert_int_ge(released, 5);
+	ck_assert_int_eq(reopened.count, released); /* each, once, at the latest for the trailer */
+	check_single_gzip_member(path);
+	ck_assert_int_eq(legion_blob_read(path, true, &file), 0);
+	check = legion_check_read(&file, LEGION_PROF_VERSION, true);
+	ck_assert_str_eq(legion_check_error(check), "");
+	ck_assert_uint_eq(legion_check_count(check, LEGION_PROVENANCE), 100000);
+	legion_check_free(check);
+	legion_blob_free(&file);
+	scratch_free(&scratch);
+}
+END_TEST
+
 /* Writes until the disk-full error shows; every later call says the same. */
 static void fill_until_error(struct legion_prof *prof)
 {
@@ -503,6 +572,7 @@ int main(void)
 	tcase_add_test(tc, test_empty_profile_is_valid);
 	tcase_add_test(tc, test_gzip_equals_raw);
 	tcase_add_test(tc, test_disk_full);
+	tcase_add_test(tc, test_released_descriptor);
 	suite_add_tcase(suite, tc);
 
 	return run_suite(suite);

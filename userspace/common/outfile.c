@@ -513,7 +513,7 @@ static void out_file_free(struct out_file *out)
 {
 	if (out->temp_name)
 		untrack(out->temp_name);
-	if (out->dir >= 0)
+	if (out->dir >= 0 && !out->dir_shared)
 		close(out->dir);
 	free(out->path);
 	free(out->temp);
@@ -574,7 +574,8 @@ int out_file_openat(struct out_file *out, int dir, const char *dir_path, const c
 	int fd;
 
 	memset(out, 0, sizeof(*out));
-	out->dir = fcntl(dir, F_DUPFD_CLOEXEC, 0);
+	out->dir_shared = flags & OUT_FILE_SHARED_DIR;
+	out->dir = out->dir_shared ? dir : fcntl(dir, F_DUPFD_CLOEXEC, 0);
 	out->name = strdup(name);
 	if (asprintf(&out->path, "%s/%s", dir_path, name) < 0)
 		out->path = NULL;

@@ -30,6 +30,7 @@ struct out_file {
 	int dir;	 /* the output's folder, opened once; -1: none (in place) */
 	char *name;	 /* the output's name in dir */
 	char *temp_name; /* the temporary file's name in dir */
+	bool dir_shared; /* dir is the caller's (OUT_FILE_SHARED_DIR): not closed here */
 };
 
 /*
@@ -42,6 +43,14 @@ struct out_file {
  * (stat -o with an interval): commit then only closes the folder.
  */
 #define OUT_FILE_NOW 2u
+
+/*
+ * out_file_openat() uses the folder's descriptor as it is, without a
+ * duplicate of its own: the caller keeps it open until the file is
+ * committed or discarded. For a command writing many files in one folder
+ * (export --legion), so that each costs no descriptor for its folder.
+ */
+#define OUT_FILE_SHARED_DIR 4u
 
 /* --force: folders other users can write, their symbolic links to folders, are used anyway. */
 void out_file_allow_shared(bool allow);

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -136,10 +137,130 @@ static void log_name(char *name, size_t size, uint32_t node)
 	snprintf(name, size, "prof_%u.gz", node);
 }
 
+int legion_export_proc_desc(struct exporter *exporter, struct process *process,
+			    enum legion_prof_proc_kind kind, uint64_t *proc)
+{
+	int err = legion_prof_proc_desc(process->prof, kind, NULL, proc);
+
+	if (err == -ERANGE && !exporter->procs_said) {
+		exporter->procs_said = true;
+		diag("process %u has more threads and GPUs to draw than the %d processors Legion "
+		     "Prof has for a process (Realm's 12-bit processor index): export it with "
+		     "--perfetto or --chrome, which have no such limit",
+		     process->tgid, LEGION_PROF_PROCS_MAX);
+	}
+	return err;
+}
+
+/* ---- the logs' descriptors: at most fd_budget held at once ---- */
+
+/* Descriptors in use now, counted up to limit. */
+static size_t fds_in_use(rlim_t limit)
+{
+	size_t used = 0;
+
+	for (rlim_t fd = 0; fd < limit && fd < 65536; fd++)
+		used += fcntl((int)fd, F_GETFD) != -1;
+	return used;
+}
+
+/*
+ * How many logs may be held open: what RLIMIT_NOFILE leaves beside the
+ * descriptors in use and a few for the reading of the captures and the
+ * folder; no bound when there is no limit. A log is written only when
+ * zlib's buffer fills, so releasing and reopening the oldest costs little.
+ */
+static int plan_fds(struct exporter *exporter)
+{
+	struct rlimit limit;
+	/* a few, and a reader of each capture the replay opens again */
+	size_t used, spare = 8 + (size_t)exporter->options->input_count;
+
+	if (getrlimit(RLIMIT_NOFILE, &limit) || limit.rlim_cur == RLIM_INFINITY ||
+	    limit.rlim_cur > SIZE_MAX / 2) {
+		exporter->fd_budget = SIZE_MAX;
+		return 0;
+	}
+	used = fds_in_use(limit.rlim_cur);
+	if ((size_t)limit.rlim_cur <= used + spare) {
+		diag("%zu file descriptors are open of the %zu allowed: too few are left to write "
+		     "the Legion Prof logs; raise the limit (ulimit -n)",
+		     used, (size_t)limit.rlim_cur);
+		return -EMFILE;
+	}
+	exporter->fd_budget = (size_t)limit.rlim_cur - used - spare;
+	return 0;
+}
+
+/* Closes the descriptor of the log that was opened first, to open another. */
+static void make_room(struct exporter *exporter)
+{
+	struct process *oldest = NULL;
+	int fd;
+
+	if (exporter->fds_held < exporter->fd_budget)
+		return;
+	for (size_t i = 0; i < exporter->process_count; i++) {
+		struct process *process = &exporter->processes[i];
+
+		if (process->fd_opened && process->out.temp_name &&
+		    (!oldest || process->fd_opened < oldest->fd_opened))
+			oldest = process;
+	}
+	if (!oldest)
+		return; /* logs written in place: never released */
+	fd = legion_prof_release_fd(oldest->prof);
+	if (fd >= 0)
+		close(fd);
+	oldest->fd_opened = 0;
+	exporter->fds_held--;
+}
+
+static void held(struct process *process)
+{
+	process->fd_opened = ++process->exporter->fd_tick;
+	process->exporter->fds_held++;
+}
+
+/* The writer's reopen callback: its temporary file again, to append to. */
+static int reopen_log(void *ctx)
+{
+	struct process *process = ctx;
+	int fd;
+
+	make_room(process->exporter);
+	fd = openat(process->out.dir, process->out.temp_name,
+		    O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		fd = -errno;
+		diag("cannot open %s again: %s%s", out_file_name(&process->out), strerror(-fd),
+		     fd == -EMFILE ? "; raise the limit of open files (ulimit -n)" : "");
+		return fd;
+	}
+	held(process);
+	return fd;
+}
+
+/* Closes a log's writer, and counts its descriptor out. */
+static int close_log(struct process *process)
+{
+	int err = legion_prof_close(process->prof);
+
+	process->prof = NULL;
+	if (process->fd_opened) {
+		process->fd_opened = 0;
+		process->exporter->fds_held--;
+	}
+	return err;
+}
+
 static int open_files(struct exporter *exporter)
 {
 	const struct legion_export_options *options = exporter->options;
+	int err = plan_fds(exporter);
 
+	if (err)
+		return err;
 	exporter->directory = out_dir_open(options->directory, &exporter->made_directory);
 	if (exporter->directory < 0)
 		return exporter->directory;
@@ -152,16 +273,23 @@ static int open_files(struct exporter *exporter)
 			.hostname = exporter->header->hostname,
 			.process_id = process->tgid,
 			.zero_time_ns = (int64_t)exporter->header->realtime_ns,
+			.reopen = reopen_log,
+			.reopen_ctx = process,
 		};
 		char name[32];
-		int err, fd;
+		int fd;
 
 		log_name(name, sizeof(name), process->node);
+		process->exporter = exporter;
+		make_room(exporter);
+		/* the folder's descriptor serves every log: one descriptor a log at most */
 		fd = out_file_openat(&process->out, exporter->directory, options->directory, name,
-				     0, options->inputs, options->input_count);
+				     OUT_FILE_SHARED_DIR, options->inputs, options->input_count);
 		if (fd < 0)
 			return fd;
 		process->out_open = true;
+		if (!process->out.temp_name)
+			prof_options.reopen = NULL; /* written in place: kept open */
 		err = legion_prof_fdopen(&process->prof, fd, &prof_options);
 		if (err) {
 			close(fd);
@@ -169,6 +297,7 @@ static int open_files(struct exporter *exporter)
 				strerror(-err));
 			return err;
 		}
+		held(process);
 	}
 	return 0;
 }
@@ -310,7 +439,7 @@ static void finish(struct exporter *exporter)
 		for (size_t s = 0; s < process->workers.capacity; s++)
 			free(process->workers.slots[s].value);
 		if (process->prof)
-			legion_export_note_error(exporter, legion_prof_close(process->prof));
+			legion_export_note_error(exporter, close_log(process));
 		idmap_free(&process->issuers);
 		idmap_free(&process->workers);
 		idmap_free(&process->tasks);

@@ -15,7 +15,8 @@
 #include "output/legion_export_internal.h"
 
 /* One GPU processor per CUDA device of a process. */
-static int gpu_proc_of(struct process *process, uint32_t device_id, uint64_t *proc)
+static int gpu_proc_of(struct exporter *exporter, struct process *process, uint32_t device_id,
+		       uint64_t *proc)
 {
 	uintptr_t found = (uintptr_t)idmap_get(&process->gpus, 0, device_id);
 	int err;
@@ -24,7 +25,7 @@ static int gpu_proc_of(struct process *process, uint32_t device_id, uint64_t *pr
 		*proc = found;
 		return 0;
 	}
-	err = legion_prof_proc_desc(process->prof, LEGION_PROF_PROC_GPU, NULL, proc);
+	err = legion_export_proc_desc(exporter, process, LEGION_PROF_PROC_GPU, proc);
 	if (err)
 		return err;
 	return idmap_put(&process->gpus, 0, device_id, (void *)(uintptr_t)*proc);
@@ -137,7 +138,7 @@ void legion_export_on_gpu(void *ctx, const struct profile *profile, const struct
 		return;
 	}
 	launch_ns = launch && launch->start_ns ? launch->start_ns : activity->start_ns;
-	err = gpu_proc_of(process, activity->device_id, &task.proc_id);
+	err = gpu_proc_of(exporter, process, activity->device_id, &task.proc_id);
 	err = err
 		      ?: launcher_of(exporter, process, profile, gpu, launch_ns, &parent,
 				     &task.creator, &provenance);

@@ -98,12 +98,14 @@ struct process {
 	struct legion_prof *prof;
 	struct out_file out; /* prof_<node>.gz, written under a temporary name */
 	bool out_open;
-	struct idmap issuers;	/* tid -> struct issuer */
-	struct idmap workers;	/* tid -> struct worker */
-	struct idmap tasks;	/* task name address -> the job's task id */
-	struct idmap ops;	/* profile op id -> struct op_entry, while drawn and not done */
-	struct idmap gpus;	/* CUDA device id -> its GPU processor id */
-	struct idmap gpu_tasks; /* (activity kind, name id or copy kind) -> task id */
+	struct exporter *exporter; /* for the writer's reopen callback */
+	uint64_t fd_opened;	   /* when its descriptor was opened (a tick); 0: not held */
+	struct idmap issuers;	   /* tid -> struct issuer */
+	struct idmap workers;	   /* tid -> struct worker */
+	struct idmap tasks;	   /* task name address -> the job's task id */
+	struct idmap ops;	   /* profile op id -> struct op_entry, while drawn and not done */
+	struct idmap gpus;	   /* CUDA device id -> its GPU processor id */
+	struct idmap gpu_tasks;	   /* (activity kind, name id or copy kind) -> task id */
 };
 
 struct exporter {
@@ -118,12 +120,22 @@ struct exporter {
 	uint64_t gpu_untimed;	   /* GPU activities CUPTI gave no times for: not drawn */
 	bool made_directory;	   /* removed again if the export fails */
 	int directory;		   /* the output directory, opened once (-1: not yet) */
+	size_t fds_held;	   /* descriptors of logs held open */
+	size_t fd_budget;	   /* at most that many, from RLIMIT_NOFILE */
+	uint64_t fd_tick;
+	bool procs_said; /* the processor limit was said */
 	int error;
 };
 
 /* legion_export.c: the processes, and what every piece uses. */
 uint64_t legion_export_since_zero(const struct exporter *exporter, uint64_t ns);
 void legion_export_note_error(struct exporter *exporter, int err);
+/*
+ * A processor of the process's log (legion_prof_proc_desc()); past Legion
+ * Prof's 4,096 processors a process, a message that says what to do, once.
+ */
+int legion_export_proc_desc(struct exporter *exporter, struct process *process,
+			    enum legion_prof_proc_kind kind, uint64_t *proc);
 struct process *legion_export_process_of(struct exporter *exporter, uint32_t tgid, bool add);
 
 /* legion_export_ops.c: the issuing threads and their operations. */

@@ -31,11 +31,11 @@ static struct issuer *issuer_of(struct exporter *exporter, struct process *proce
 		legion_export_note_error(exporter, -ENOMEM);
 		return NULL;
 	}
-	legion_export_note_error(exporter, legion_prof_proc_desc(process->prof,
-								 exporter->options->python
-									 ? LEGION_PROF_PROC_PYTHON
-									 : LEGION_PROF_PROC_CPU,
-								 NULL, &issuer->proc));
+	legion_export_note_error(exporter, legion_export_proc_desc(exporter, process,
+								   exporter->options->python
+									   ? LEGION_PROF_PROC_PYTHON
+									   : LEGION_PROF_PROC_CPU,
+								   &issuer->proc));
 	return issuer;
 }
 

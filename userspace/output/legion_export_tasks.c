@@ -148,8 +148,9 @@ struct worker *legion_export_worker_of(struct exporter *exporter, struct process
 		return NULL;
 	}
 	worker->variant = variant;
-	legion_export_note_error(exporter, legion_prof_proc_desc(process->prof, proc_kind(variant),
-								 NULL, &worker->proc));
+	legion_export_note_error(
+		exporter,
+		legion_export_proc_desc(exporter, process, proc_kind(variant), &worker->proc));
 	return worker;
 }
 

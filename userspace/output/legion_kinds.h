@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The task kinds of one Legion Prof export, shared by all its files: the
- * reader takes task and variant ids as global (FORMAT.md §2.4), so a name
+ * reader takes task and variant ids as global (docs/legion-format.md §2.4), so a name
  * gets one id for the whole job, not one per file.
  *
  * Colours: the reader colours each (task, variant) by its rank in id order,

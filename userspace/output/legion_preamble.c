@@ -6,8 +6,9 @@
  */
 #include <string.h>
 
+#include "output/legion_preamble.h"
 #include "output/legion_prof.h"
-#include "output/legion_prof_internal.h"
+#include "output/legion_prof_core.h"
 
 /*
  * The preamble Legion 25.06 writes (x86-64 sizes), byte for byte: the reader
@@ -188,21 +189,17 @@ static const struct preamble_line {
 
 static int write_preamble(struct legion_prof *prof)
 {
-	size_t i, n;
+	size_t i;
+	int err = 0;
 
-	for (i = 0; i <= sizeof(preamble_lines) / sizeof(preamble_lines[0]); i++) {
+	for (i = 0; i <= sizeof(preamble_lines) / sizeof(preamble_lines[0]) && !err; i++) {
 		const char *text = i ? preamble_lines[i - 1].text : preamble_first_line;
 
 		if (i && preamble_lines[i - 1].since > prof->version)
 			continue;
-		n = strlen(text);
-		if (prof->length + n + 1 > OUTPUT_BUFFER_SIZE && legion_prof_drain(prof))
-			return prof->error;
-		memcpy(prof->buffer + prof->length, text, n);
-		prof->length += n;
+		err = legion_prof_put_bytes(prof, text, strlen(text));
 	}
-	prof->buffer[prof->length++] = '\n'; /* the empty line that ends it */
-	return 0;
+	return err ?: legion_prof_put_bytes(prof, "\n", 1); /* the empty line that ends it */
 }
 
 static int write_machine_desc(struct legion_prof *prof, const struct legion_prof_options *options)
@@ -238,7 +235,5 @@ int legion_prof_write_header(struct legion_prof *prof, const struct legion_prof_
 		err = write_machine_desc(prof, options);
 	if (!err)
 		err = write_zero_time(prof, options->zero_time_ns);
-	if (!err)
-		err = legion_prof_op_desc(prof, LEGION_PROF_OP_KIND_TASK, "Task");
-	return err ? err : legion_prof_drain(prof);
+	return err;
 }

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * A writer of Legion Prof binary logs (prof_<node>.gz), the files that
- * `legion_prof` opens. The format is specified in shared/legion/FORMAT.md;
- * docs/legion.md says how optrace maps onto it.
+ * `legion_prof` opens. The format is specified in docs/legion-format.md;
+ * docs/legion.md says how optrace maps onto it. This is the API of the
+ * whole writer, which includes no other header of it: legion_prof_log.c
+ * opens and closes, legion_prof_core.c hands out ids, legion_records.c and
+ * legion_spans.c write records, legion_strings.c makes strings safe.
  *
- * The writer keeps the invariants the reader asserts (FORMAT.md §3.4), so a
+ * The writer keeps the invariants the reader asserts (docs/legion-format.md §3.4), so a
  * file it writes is valid for any input:
  *  - ids: processors, op ids, events and provenance ids are handed out by the
  *    writer, with the node in every id; records refuse ids it did not hand
@@ -49,7 +52,7 @@
 /* The OpDesc kind of tasks; the writer declares it ("Task") when it opens. */
 #define LEGION_PROF_OP_KIND_TASK 30
 
-/* ProcDesc.kind: Realm's Processor::Kind (FORMAT.md §2.3). */
+/* ProcDesc.kind: Realm's Processor::Kind (docs/legion-format.md §2.3). */
 enum legion_prof_proc_kind {
 	LEGION_PROF_PROC_GPU = 1,
 	LEGION_PROF_PROC_CPU = 2,
@@ -69,6 +72,13 @@ struct legion_prof_options {
 	uint64_t host_id;
 	uint32_t process_id;
 	int64_t zero_time_ns; /* absolute time of timestamp 0 (ZeroTime) */
+	/*
+	 * A new descriptor of the same file, open for appending, or a negative
+	 * errno: how the writer gets its file back after
+	 * legion_prof_release_fd(). NULL: the descriptor is never released.
+	 */
+	int (*reopen)(void *ctx);
+	void *reopen_ctx;
 };
 
 struct legion_prof;
@@ -86,10 +96,17 @@ int legion_prof_fdopen(struct legion_prof **prof, int fd,
 		       const struct legion_prof_options *options);
 /* Pushes everything written so far to the file (a full flush, no new gzip member). */
 int legion_prof_flush(struct legion_prof *prof);
+/*
+ * Hands back the file's descriptor (the caller closes it) when the writer
+ * has a reopen callback, so that a program writing more logs than it may
+ * hold descriptors keeps only some open: the writer calls reopen when it
+ * next has bytes for the file. -EINVAL without one or when released.
+ */
+int legion_prof_release_fd(struct legion_prof *prof);
 /* Ends open spans, completes the descriptors, closes and frees; the first error. */
 int legion_prof_close(struct legion_prof *prof);
 
-/* Realm ids as FORMAT.md §2.3 and §2.8 lay them out (the node is in the id). */
+/* Realm ids as docs/legion-format.md §2.3 and §2.8 lay them out (the node is in the id). */
 uint64_t legion_prof_proc_id(uint32_t node, uint32_t index);
 uint64_t legion_prof_event_id(uint32_t node, uint64_t index, uint32_t generation);
 
@@ -131,7 +148,7 @@ bool legion_prof_task_kind_declared(const struct legion_prof *prof, uint32_t tas
  */
 int legion_prof_provenance(struct legion_prof *prof, const char *text, uint64_t *provenance);
 
-/* Provenance records written so far (each is a colourable descriptor, FORMAT.md §2.5). */
+/* Provenance records written so far (each is a colourable descriptor, §2.5). */
 uint64_t legion_prof_provenance_count(const struct legion_prof *prof);
 /*
  * Writes count empty Provenance records that nothing refers to: they only
@@ -236,7 +253,7 @@ struct legion_prof_kv {
 
 /*
  * Builds a provenance that both viewers split into "key: value" lines, one
- * per pair, sorted by key (the new viewer's order: FORMAT.md §2.6, §6):
+ * per pair, sorted by key (the new viewer's order: docs/legion-format.md §2.6, §6):
  * ["human$k1,v1|k2,v2,", {"k1": "v1", "k2": "v2"}]. The new viewer reads the
  * JSON object and drops the first part; the legacy viewer splits the whole
  * text on its one '$', the pairs on '|' and each pair on ',', so the first

@@ -4,8 +4,8 @@
  * descriptors (OpDesc, MetaDesc, TaskKind, TaskVariant, ProcDesc, with
  * placeholders for kinds used before they were declared), Provenance,
  * OperationInstance, TaskInfo, GPUTaskInfo, TaskWaitInfo and MetaInfo. Each
- * checks the ids it is given against the writer's (legion_prof.c) and orders
- * its times. Section numbers refer to shared/legion/FORMAT.md.
+ * checks the ids it is given against the writer's (legion_prof_core.c) and orders
+ * its times. Section numbers refer to docs/legion-format.md.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +14,8 @@
 
 #include "common/hash.h"
 #include "output/legion_prof.h"
-#include "output/legion_prof_internal.h"
+#include "output/legion_prof_core.h"
+#include "output/legion_records.h"
 
 /*
  * create <= ready <= start <= stop (§2.8): start is kept, stop is raised to
@@ -164,8 +165,7 @@ int legion_prof_proc_desc(struct legion_prof *prof, enum legion_prof_proc_kind k
 	p = legion_prof_record_begin(prof, PROC_DESC_ID);
 	if (!p)
 		return prof->error;
-	*proc_id = legion_prof_proc_id(prof->node_id, prof->proc_count);
-	prof->proc_kinds[prof->proc_count++] = (uint8_t)kind;
+	legion_prof_add_proc(prof, kind, proc_id); /* room checked above */
 	p = put_u64(p, *proc_id);
 	p = put_u32(p, (uint32_t)kind);
 	p = put_u32(p, sizeof(no_uuid));
@@ -257,6 +257,17 @@ int legion_prof_colour_padding(struct legion_prof *prof, uint64_t count)
 		legion_prof_record_end(prof, put_string(p, ""));
 	}
 	return prof->error;
+}
+
+/* The colour generator panics with fewer than 2 colourable descriptors (§2.5). */
+int legion_prof_complete_descriptors(struct legion_prof *prof)
+{
+	size_t colourable = prof->task_variants.count + prof->op_kinds.count +
+			    prof->meta_kinds.count + prof->provenances_issued;
+
+	if (colourable >= 2)
+		return 0;
+	return legion_prof_op_desc(prof, 0, "Mapping"); /* Legion's kind 0 */
 }
 
 /* ---- operations and runs ------------------------------------------------ */

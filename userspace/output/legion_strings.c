@@ -3,7 +3,7 @@
  * Strings for Legion Prof logs: legion_prof_sanitize(), which makes any text
  * safe for every string field of a record, and legion_prof_provenance_json(),
  * which builds a provenance the viewer splits into "key: value" lines.
- * Section numbers refer to shared/legion/FORMAT.md.
+ * Section numbers refer to docs/legion-format.md.
  */
 #include <errno.h>
 #include <stdbool.h>

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What the pieces of the Legion Prof writer share, and callers must not use
- * (they have output/legion_prof.h): the record ids, the limits, the structs
- * of the writer and its spans, the byte encoders every record uses, and the
- * functions one piece calls in another. legion_prof.c holds the writer's
- * state (ids, claims, processors, spans, the output buffer, open and close),
- * legion_preamble.c what every file starts with, legion_records.c the other
- * records, legion_strings.c the sanitising of strings. Section numbers refer
- * to shared/legion/FORMAT.md.
+ * The core of the Legion Prof writer (legion_prof_core.c), which callers
+ * must not use (they have output/legion_prof.h): the record ids, the limits,
+ * the structs of the writer and its spans, the byte encoders every record
+ * uses, the ids, the output buffer and the file. The encoders sit above it
+ * and call only down: legion_preamble.c (what every file starts with),
+ * legion_records.c (the other records), legion_spans.c (spans and their
+ * user ranges); legion_prof_log.c opens and closes a log with all of them.
+ * Section numbers refer to docs/legion-format.md.
  */
-#ifndef OPTRACE_OUTPUT_LEGION_PROF_INTERNAL_H
-#define OPTRACE_OUTPUT_LEGION_PROF_INTERNAL_H
+#ifndef OPTRACE_OUTPUT_LEGION_PROF_CORE_H
+#define OPTRACE_OUTPUT_LEGION_PROF_CORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -95,9 +95,13 @@ struct legion_prof_span {
 };
 
 struct legion_prof {
-	int fd;
-	gzFile gz; /* NULL when raw */
-	int error; /* the first I/O error, sticky */
+	int fd;			  /* -1 while released */
+	int (*reopen)(void *ctx); /* the descriptor again, after legion_prof_release_fd() */
+	void *reopen_ctx;
+	z_stream z;		/* the gzip stream, when zbuffer is not NULL */
+	unsigned char *zbuffer; /* what the stream gives out; NULL when raw */
+	size_t zlength;		/* bytes in zbuffer not yet written */
+	int error;		/* the first I/O error, sticky */
 	uint32_t version, node_id, num_nodes;
 	unsigned char *buffer;
 	size_t length;
@@ -166,7 +170,7 @@ static inline uint64_t max_u64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
-/* legion_prof.c: the ids handed out and the claims records make on them. */
+/* The ids handed out and the claims records make on them. */
 int legion_prof_claim_set_check(struct claim_set *set, uint64_t number);
 void legion_prof_claim_set_take(struct claim_set *set, uint64_t number);
 bool legion_prof_key_set_has(const struct idmap *set, uint64_t key);
@@ -179,20 +183,35 @@ int legion_prof_event_number(const struct legion_prof *prof, uint64_t event, uin
 int legion_prof_check_event_reference(const struct legion_prof *prof, uint64_t event);
 int legion_prof_check_fevent(struct legion_prof *prof, uint64_t fevent, uint64_t *number);
 int legion_prof_take_fevent(struct legion_prof *prof, uint64_t *fevent, uint64_t number);
+int legion_prof_add_proc(struct legion_prof *prof, enum legion_prof_proc_kind kind,
+			 uint64_t *proc_id);
 int legion_prof_proc_kind_of(const struct legion_prof *prof, uint64_t proc_id);
 
-/* legion_prof.c: the output buffer. */
+/* The output buffer: records are begun, filled with put_*() and ended. */
 int legion_prof_drain(struct legion_prof *prof);
 unsigned char *legion_prof_record_begin(struct legion_prof *prof, uint32_t id);
 int legion_prof_record_end(struct legion_prof *prof, unsigned char *end);
+/* Bytes as they are (the text preamble), at most OUTPUT_BUFFER_SIZE. */
+int legion_prof_put_bytes(struct legion_prof *prof, const void *bytes, size_t size);
 
-/* legion_preamble.c: what every file starts with. */
-int legion_prof_write_header(struct legion_prof *prof, const struct legion_prof_options *options);
+/*
+ * A span's state: linked into the writer's open spans with its task; the
+ * innermost range popped, its start and its stop (in: the one asked for,
+ * out: no earlier than its children); unlinked and freed.
+ */
+int legion_prof_span_link(struct legion_prof *prof, const struct legion_prof_task *task,
+			  struct legion_prof_span **span);
+int legion_prof_range_pop(struct legion_prof_span *span, uint64_t *start, uint64_t *stop);
+void legion_prof_span_unlink(struct legion_prof_span *span);
 
-/* legion_records.c: what spans share with task runs. */
-void legion_prof_order_times(uint64_t *create, uint64_t *ready, uint64_t *start, uint64_t *stop);
-int legion_prof_check_task(struct legion_prof *prof, const struct legion_prof_task *task, bool gpu,
-			   uint64_t *op, uint64_t *fevent);
-int legion_prof_write_task_info(struct legion_prof *prof, const struct legion_prof_task *task);
+/*
+ * The file: a writer on fd with options checked (and its gzip stream),
+ * nothing written yet; discarded on a failed open, leaving fd open; closed
+ * (drained, fd closed, freed), the first error.
+ */
+int legion_prof_core_open(struct legion_prof **prof, int fd,
+			  const struct legion_prof_options *options);
+void legion_prof_core_discard(struct legion_prof *prof);
+int legion_prof_core_close(struct legion_prof *prof);
 
-#endif /* OPTRACE_OUTPUT_LEGION_PROF_INTERNAL_H */
+#endif /* OPTRACE_OUTPUT_LEGION_PROF_CORE_H */

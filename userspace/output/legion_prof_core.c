@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Legion Prof binary log writer: its state and the file. The ids it hands
- * out (op ids, events, provenances, processors) and the claims records make
- * on them, the output buffer and its gzip stream, spans and their user
- * ranges, opening and closing. The records are encoded in legion_records.c
- * and legion_preamble.c, strings sanitised in legion_strings.c. The layouts
- * and the reader's checks are in shared/legion/FORMAT.md; section numbers
- * below refer to it.
+ * The core of the Legion Prof writer: its state and the file, and nothing
+ * of how a record is encoded. The ids it hands out (op ids, events,
+ * provenances, processors) and the claims records make on them, the output
+ * buffer and its gzip stream, the stack of a span's user ranges, the file
+ * opened and closed, and its descriptor handed back and opened again when
+ * the caller has more logs than descriptors. The encoders above it
+ * (legion_preamble.c, legion_records.c, legion_spans.c) call down into it,
+ * never the other way; legion_prof_log.c puts them together. Section
+ * numbers refer to docs/legion-format.md.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,7 +20,7 @@
 
 #include "common/idmap.h"
 #include "output/legion_prof.h"
-#include "output/legion_prof_internal.h"
+#include "output/legion_prof_core.h"
 
 /* ---- id sets ------------------------------------------------------------ */
 
@@ -246,6 +248,17 @@ int legion_prof_take_fevent(struct legion_prof *prof, uint64_t *fevent, uint64_t
 	return 0;
 }
 
+/* A new processor of kind: its id, or -ERANGE past Realm's 12-bit index. */
+int legion_prof_add_proc(struct legion_prof *prof, enum legion_prof_proc_kind kind,
+			 uint64_t *proc_id)
+{
+	if (prof->proc_count >= LEGION_PROF_PROCS_MAX)
+		return -ERANGE;
+	*proc_id = legion_prof_proc_id(prof->node_id, prof->proc_count);
+	prof->proc_kinds[prof->proc_count++] = (uint8_t)kind;
+	return 0;
+}
+
 /* The kind of a processor declared here, or 0. */
 int legion_prof_proc_kind_of(const struct legion_prof *prof, uint64_t proc_id)
 {
@@ -258,23 +271,34 @@ int legion_prof_proc_kind_of(const struct legion_prof *prof, uint64_t proc_id)
 
 /* ---- output ------------------------------------------------------------- */
 
-int legion_prof_drain(struct legion_prof *prof)
+/* The file's descriptor, opened again if it was released. */
+static int file_fd(struct legion_prof *prof)
+{
+	int fd;
+
+	if (prof->fd >= 0)
+		return prof->fd;
+	fd = prof->reopen ? prof->reopen(prof->reopen_ctx) : -EBADF;
+	if (fd >= 0)
+		prof->fd = fd;
+	return fd;
+}
+
+static void write_out(struct legion_prof *prof, const unsigned char *data, size_t size)
 {
 	size_t done = 0;
 	ssize_t n;
-	int errnum;
+	int fd;
 
-	if (prof->error)
-		return prof->error;
-	if (prof->gz && prof->length) {
-		if (gzwrite(prof->gz, prof->buffer, (unsigned int)prof->length) <= 0) {
-			gzerror(prof->gz, &errnum);
-			prof->error = errnum == Z_ERRNO && errno ? -errno : -EIO;
-		}
-		done = prof->length;
+	if (!size || prof->error)
+		return;
+	fd = file_fd(prof);
+	if (fd < 0) {
+		prof->error = fd;
+		return;
 	}
-	while (done < prof->length && !prof->error) {
-		n = write(prof->fd, prof->buffer + done, prof->length - done);
+	while (done < size && !prof->error) {
+		n = write(fd, data + done, size - done);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -282,6 +306,46 @@ int legion_prof_drain(struct legion_prof *prof)
 		else
 			done += (size_t)n;
 	}
+}
+
+/*
+ * Compresses the buffer into the one gzip stream (§1.3). What comes out is
+ * kept until it fills zbuffer, as gzwrite() keeps it, so the file is
+ * written (and opened again, if it was released) seldom; Z_FULL_FLUSH and
+ * Z_FINISH write everything so far.
+ */
+static void compress_out(struct legion_prof *prof, int flush)
+{
+	z_stream *z = &prof->z;
+	int ret;
+
+	z->next_in = prof->buffer;
+	z->avail_in = (unsigned int)prof->length;
+	do {
+		z->next_out = prof->zbuffer + prof->zlength;
+		z->avail_out = (unsigned int)(GZIP_BUFFER_SIZE - prof->zlength);
+		ret = deflate(z, flush);
+		if (ret == Z_STREAM_ERROR) {
+			prof->error = -EIO;
+			return;
+		}
+		prof->zlength = GZIP_BUFFER_SIZE - z->avail_out;
+		if (!z->avail_out || flush != Z_NO_FLUSH) {
+			write_out(prof, prof->zbuffer, prof->zlength);
+			prof->zlength = 0;
+		}
+	} while (!prof->error && ret != Z_STREAM_END &&
+		 (z->avail_in || !z->avail_out || flush == Z_FINISH));
+}
+
+int legion_prof_drain(struct legion_prof *prof)
+{
+	if (prof->error)
+		return prof->error;
+	if (prof->zbuffer)
+		compress_out(prof, Z_NO_FLUSH);
+	else
+		write_out(prof, prof->buffer, prof->length);
 	prof->length = 0;
 	return prof->error;
 }
@@ -307,29 +371,45 @@ int legion_prof_record_end(struct legion_prof *prof, unsigned char *end)
 	return 0;
 }
 
-/* ---- spans and user ranges ---------------------------------------------- */
-
-int legion_prof_span_begin(struct legion_prof *prof, struct legion_prof_task *task,
-			   struct legion_prof_span **span)
+int legion_prof_put_bytes(struct legion_prof *prof, const void *bytes, size_t size)
 {
-	struct legion_prof_span *s;
-	uint64_t op, fevent;
-	int err;
-
-	if (prof->error)
+	if (prof->length + size > OUTPUT_BUFFER_SIZE && legion_prof_drain(prof))
 		return prof->error;
-	s = calloc(1, sizeof(*s));
+	if (size > OUTPUT_BUFFER_SIZE)
+		return -EINVAL;
+	memcpy(prof->buffer + prof->length, bytes, size);
+	prof->length += size;
+	return 0;
+}
+
+int legion_prof_flush(struct legion_prof *prof)
+{
+	if (legion_prof_drain(prof))
+		return prof->error;
+	if (prof->zbuffer)
+		compress_out(prof, Z_FULL_FLUSH);
+	return prof->error;
+}
+
+int legion_prof_release_fd(struct legion_prof *prof)
+{
+	int fd = prof->fd;
+
+	if (!prof->reopen || fd < 0)
+		return -EINVAL;
+	prof->fd = -1;
+	return fd;
+}
+
+/* ---- the stack of a span's user ranges ---------------------------------- */
+
+int legion_prof_span_link(struct legion_prof *prof, const struct legion_prof_task *task,
+			  struct legion_prof_span **span)
+{
+	struct legion_prof_span *s = calloc(1, sizeof(*s));
+
 	if (!s)
 		return -ENOMEM;
-	err = legion_prof_check_task(prof, task, false, &op, &fevent);
-	if (!err)
-		err = legion_prof_take_fevent(prof, &task->fevent, fevent);
-	if (err)
-		goto cleanup;
-	/* the op and fevent are the span's from now on */
-	legion_prof_claim_set_take(&prof->op_runs, op);
-	task->stop = task->start;
-	legion_prof_order_times(&task->create, &task->ready, &task->start, &task->stop);
 	s->prof = prof;
 	s->task = *task;
 	s->frames[0].start = task->start;
@@ -340,10 +420,17 @@ int legion_prof_span_begin(struct legion_prof *prof, struct legion_prof_task *ta
 	prof->spans = s;
 	*span = s;
 	return 0;
+}
 
-cleanup:
-	free(s);
-	return err;
+void legion_prof_span_unlink(struct legion_prof_span *span)
+{
+	if (span->prev)
+		span->prev->next = span->next;
+	else
+		span->prof->spans = span->next;
+	if (span->next)
+		span->next->prev = span->prev;
+	free(span);
 }
 
 int legion_prof_range_begin(struct legion_prof_span *span, uint64_t start)
@@ -362,16 +449,12 @@ int legion_prof_range_begin(struct legion_prof_span *span, uint64_t start)
 	return 0;
 }
 
-int legion_prof_range_end(struct legion_prof_span *span, const char *title, uint64_t stop)
+int legion_prof_range_pop(struct legion_prof_span *span, uint64_t *start, uint64_t *stop)
 {
-	struct legion_prof *prof = span->prof;
 	struct range_frame *frame;
-	uint64_t provenance;
-	unsigned char *p;
-	int err;
 
-	if (prof->error)
-		return prof->error;
+	if (span->prof->error)
+		return span->prof->error;
 	if (span->dropped) {
 		span->dropped--;
 		return -ERANGE;
@@ -380,44 +463,10 @@ int legion_prof_range_end(struct legion_prof_span *span, const char *title, uint
 		return -EINVAL; /* no open range */
 	frame = &span->frames[span->depth--];
 	/* no earlier than its children; its parent ends no earlier than it */
-	stop = max_u64(min_u64(stop, TIME_MAX), frame->children_stop);
-	span->frames[span->depth].children_stop = stop;
-	/* the Provenance must come before the range (§2.6) */
-	err = legion_prof_provenance(prof, title, &provenance);
-	if (err)
-		return err;
-	p = legion_prof_record_begin(prof, APPLICATION_CALL_INFO_ID);
-	if (!p)
-		return prof->error;
-	p = put_u64(p, provenance);
-	p = put_u64(p, frame->start);
-	p = put_u64(p, stop);
-	p = put_u64(p, span->task.proc_id);
-	return legion_prof_record_end(prof, put_u64(p, span->task.fevent));
-}
-
-int legion_prof_span_end(struct legion_prof_span *span, uint64_t stop)
-{
-	struct legion_prof *prof = span->prof;
-	int err = 0, range_err;
-
-	span->dropped = 0;
-	while (span->depth && !prof->error) {
-		range_err = legion_prof_range_end(span, "(unfinished)", 0);
-		err = err ? err : range_err;
-	}
-	/* the ranges written need this TaskInfo, whatever failed: the reader looks it up */
-	span->task.stop = max_u64(min_u64(stop, TIME_MAX), span->frames[0].children_stop);
-	if (!prof->error)
-		err = legion_prof_write_task_info(prof, &span->task) ?: err;
-	if (span->prev)
-		span->prev->next = span->next;
-	else
-		prof->spans = span->next;
-	if (span->next)
-		span->next->prev = span->prev;
-	free(span);
-	return prof->error ? prof->error : err;
+	*start = frame->start;
+	*stop = max_u64(min_u64(*stop, TIME_MAX), frame->children_stop);
+	span->frames[span->depth].children_stop = *stop;
+	return 0;
 }
 
 /* ---- the file ----------------------------------------------------------- */
@@ -433,6 +482,7 @@ static int check_options(const struct legion_prof_options *options, uint32_t ver
 	return 0;
 }
 
+/* Frees the writer, and the spans still open; the file stays open. */
 static void free_writer(struct legion_prof *prof)
 {
 	size_t i;
@@ -459,34 +509,39 @@ static void free_writer(struct legion_prof *prof)
 }
 
 /*
- * zlib writes through a duplicate of the fd, so that a failed open can
- * close the stream and leave the caller's fd open. Level 1: profiles
+ * One gzip stream (a zlib header of gzip's, windowBits 15 + 16) that the
+ * writer writes itself: no descriptor of zlib's. Level 1: profiles
  * compress well and the export's speed matters more.
  */
 static int open_gzip(struct legion_prof *prof)
 {
-	int fd = fcntl(prof->fd, F_DUPFD_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -errno;
-	prof->gz = gzdopen(fd, "wb1");
-	if (!prof->gz) {
-		close(fd);
+	prof->zbuffer = malloc(GZIP_BUFFER_SIZE);
+	if (!prof->zbuffer)
+		return -ENOMEM;
+	if (deflateInit2(&prof->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(prof->zbuffer);
+		prof->zbuffer = NULL;
 		return -ENOMEM;
 	}
-	gzbuffer(prof->gz, GZIP_BUFFER_SIZE);
 	return 0;
 }
 
-int legion_prof_fdopen(struct legion_prof **out, int fd, const struct legion_prof_options *options)
+static void close_gzip(struct legion_prof *prof)
 {
-	static const struct legion_prof_options defaults;
+	if (!prof->zbuffer)
+		return;
+	deflateEnd(&prof->z);
+	free(prof->zbuffer);
+	prof->zbuffer = NULL;
+}
+
+int legion_prof_core_open(struct legion_prof **out, int fd,
+			  const struct legion_prof_options *options)
+{
 	struct legion_prof *prof;
 	uint32_t version, num_nodes;
 	int err;
 
-	if (!options)
-		options = &defaults;
 	version = options->version ? options->version : LEGION_PROF_VERSION;
 	num_nodes = options->num_nodes ? options->num_nodes : 1;
 	err = check_options(options, version, num_nodes);
@@ -499,6 +554,8 @@ int legion_prof_fdopen(struct legion_prof **out, int fd, const struct legion_pro
 	prof->version = version;
 	prof->node_id = options->node_id;
 	prof->num_nodes = num_nodes;
+	prof->reopen = options->reopen;
+	prof->reopen_ctx = options->reopen_ctx;
 	prof->buffer = malloc(OUTPUT_BUFFER_SIZE);
 	prof->provenance_cache = calloc(PROVENANCE_CACHE_SLOTS, sizeof(*prof->provenance_cache));
 	if (!prof->buffer || !prof->provenance_cache) {
@@ -510,73 +567,29 @@ int legion_prof_fdopen(struct legion_prof **out, int fd, const struct legion_pro
 		if (err)
 			goto cleanup;
 	}
-	err = legion_prof_write_header(prof, options);
-	if (err)
-		goto cleanup;
 	*out = prof;
 	return 0;
 
 cleanup:
-	if (prof->gz)
-		gzclose(prof->gz);
 	free_writer(prof);
 	return err;
 }
 
-int legion_prof_open(struct legion_prof **prof, const char *path,
-		     const struct legion_prof_options *options)
+void legion_prof_core_discard(struct legion_prof *prof)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	int err;
-
-	if (fd < 0)
-		return -errno;
-	err = legion_prof_fdopen(prof, fd, options);
-	if (err)
-		close(fd);
-	return err;
+	close_gzip(prof);
+	free_writer(prof);
 }
 
-int legion_prof_flush(struct legion_prof *prof)
+int legion_prof_core_close(struct legion_prof *prof)
 {
-	int errnum;
+	int err = legion_prof_drain(prof);
 
-	if (legion_prof_drain(prof))
-		return prof->error;
-	if (prof->gz && gzflush(prof->gz, Z_FULL_FLUSH) != Z_OK) {
-		gzerror(prof->gz, &errnum);
-		prof->error = errnum == Z_ERRNO && errno ? -errno : -EIO;
-	}
-	return prof->error;
-}
-
-/* The colour generator panics with fewer than 2 colourable descriptors (§2.5). */
-static int complete_descriptors(struct legion_prof *prof)
-{
-	size_t colourable = prof->task_variants.count + prof->op_kinds.count +
-			    prof->meta_kinds.count + prof->provenances_issued;
-
-	if (colourable >= 2)
-		return 0;
-	return legion_prof_op_desc(prof, 0, "Mapping"); /* Legion's kind 0 */
-}
-
-int legion_prof_close(struct legion_prof *prof)
-{
-	int err, errnum;
-
-	if (!prof)
-		return 0;
-	while (prof->spans)
-		legion_prof_span_end(prof->spans, 0);
-	complete_descriptors(prof);
-	err = legion_prof_drain(prof);
-	if (prof->gz) {
-		errnum = gzclose(prof->gz);
-		if (!err && errnum != Z_OK)
-			err = errnum == Z_ERRNO && errno ? -errno : -EIO;
-	}
-	if (close(prof->fd) && !err)
+	if (!err && prof->zbuffer)
+		compress_out(prof, Z_FINISH);
+	err = err ?: prof->error;
+	close_gzip(prof);
+	if (prof->fd >= 0 && close(prof->fd) && !err)
 		err = -errno;
 	free_writer(prof);
 	return err;
