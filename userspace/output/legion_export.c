@@ -293,8 +293,7 @@ static int open_files(struct exporter *exporter)
 		err = legion_prof_fdopen(&process->prof, fd, &prof_options);
 		if (err) {
 			close(fd);
-			fprintf(stderr, "optrace: cannot write %s: %s\n", process->out.path,
-				strerror(-err));
+			diag("cannot write %s: %s", process->out.path, strerror(-err));
 			return err;
 		}
 		held(process);
@@ -344,7 +343,7 @@ static int remove_stale_logs(const struct exporter *exporter)
 	dir = fd < 0 ? NULL : fdopendir(fd);
 	if (!dir) {
 		err = -errno;
-		fprintf(stderr, "optrace: cannot read %s: %s\n", directory, strerror(errno));
+		diag("cannot read %s: %s", directory, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return err;
@@ -363,11 +362,10 @@ static int remove_stale_logs(const struct exporter *exporter)
 			continue;
 		if (unlinkat(exporter->directory, entry->d_name, 0)) {
 			err = err ?: -errno;
-			fprintf(stderr,
-				"optrace: cannot remove %s, an earlier export's: %s; legion_prof "
-				"view "
-				"%s/prof_*.gz would read it with this export's logs\n",
-				path, strerror(errno), directory);
+			diag("cannot remove %s, an earlier export's: %s; legion_prof "
+			     "view "
+			     "%s/prof_*.gz would read it with this export's logs",
+			     path, strerror(errno), directory);
 			continue;
 		}
 		if (!removed++)
@@ -375,11 +373,10 @@ static int remove_stale_logs(const struct exporter *exporter)
 	}
 	closedir(dir);
 	if (removed)
-		fprintf(stderr,
-			"optrace: removed %d log%s an earlier export left in %s (%s%s), which "
-			"this export has no process for\n",
-			removed, removed == 1 ? "" : "s", directory, example,
-			removed > 1 ? ", ..." : "");
+		diag("removed %d log%s an earlier export left in %s (%s%s), which "
+		     "this export has no process for",
+		     removed, removed == 1 ? "" : "s", directory, example,
+		     removed > 1 ? ", ..." : "");
 	return err;
 }
 
@@ -537,7 +534,7 @@ static int end_logs(struct legion_export_state *legion, struct export_job *job, 
 	finish(exporter);
 	err = err ?: exporter->error;
 	if (err && err != -EBADMSG) /* -EBADMSG: said what could not be read */
-		fprintf(stderr, "optrace: cannot write the Legion Prof logs: %s\n", strerror(-err));
+		diag("cannot write the Legion Prof logs: %s", strerror(-err));
 	err = settle_files(exporter, err);
 	if (!err) {
 		size_t length = strlen(directory);
@@ -545,16 +542,13 @@ static int end_logs(struct legion_export_state *legion, struct export_job *job, 
 		/* "prof/" as "prof": no "prof//prof_*.gz" */
 		while (length > 1 && directory[length - 1] == '/')
 			length--;
-		fprintf(stderr, "optrace: wrote %zu Legion Prof log%s in %.*s\n",
-			exporter->process_count, exporter->process_count == 1 ? "" : "s",
-			(int)length, directory);
-		fprintf(stderr, "optrace: open with: legion_prof view %.*s/prof_*.gz\n",
-			(int)length, directory);
+		diag("wrote %zu Legion Prof log%s in %.*s", exporter->process_count,
+		     exporter->process_count == 1 ? "" : "s", (int)length, directory);
+		diag("open with: legion_prof view %.*s/prof_*.gz", (int)length, directory);
 	}
 	if (!err && exporter->gpu_untimed)
-		fprintf(stderr,
-			"optrace: %" PRIu64 " GPU activit%s without device times not drawn\n",
-			exporter->gpu_untimed, exporter->gpu_untimed == 1 ? "y" : "ies");
+		diag("%" PRIu64 " GPU activit%s without device times not drawn",
+		     exporter->gpu_untimed, exporter->gpu_untimed == 1 ? "y" : "ies");
 	return err;
 }
 
