@@ -51,7 +51,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "trace/batch_read.h"
+#include "trace/process_read.h"
 #include "trace/elf_symbols.h"
 #include "trace/inject.h"
 
