@@ -10,7 +10,8 @@
  * attributed as its truth says; once optrace left, the collector is dormant.
  * Then the refusals, each said and the process left running: a process
  * without CUDA, one in seccomp mode, a statically linked one, one traced by
- * another, one whose CUPTI another profiler holds; and the process that has
+ * another, a stopped one (within seconds, left stopped), one whose CUPTI
+ * another profiler holds; and the process that has
  * the collector already, which is recorded as it is.
  */
 #define _GNU_SOURCE
@@ -24,6 +25,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gpu_truth.h"
@@ -389,6 +391,67 @@ START_TEST(test_refuses_traced)
 }
 END_TEST
 
+/* Waits until process pid's state (/proc/PID/stat) is state, or 10 s. */
+static void wait_state(pid_t pid, char state)
+{
+	char line[512], *paren = NULL;
+
+	for (int waited = 0; waited < 1000; waited++) {
+		proc_line(pid, "stat", line, sizeof(line));
+		paren = strrchr(line, ')');
+		if (paren && paren[1] == ' ' && paren[2] == state)
+			return;
+		usleep(10 * 1000);
+	}
+	ck_abort_msg("process %d never reached state %c (%s)", pid, state, line);
+}
+
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/*
+ * A stopped target (SIGSTOP, as Ctrl-Z would), issue 41: record --cuda -p
+ * and the loader itself return within seconds, say which process and what
+ * to do, and leave it stopped as it was; continued, it runs on.
+ */
+START_TEST(test_refuses_stopped)
+{
+	static const struct inject_request request = {
+		.library = COLLECTOR,
+		.init = "InitializeInjection",
+	};
+	char *waiter[] = { WAITER, NULL };
+	char why[INJECT_WHY_SIZE], expected[96];
+	struct timespec start;
+	int input, err;
+	pid_t pid;
+
+	NEED_BPF();
+	pid = spawn(waiter, &input, NULL);
+	wait_in_syscall(pid, 0);
+	ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+	wait_state(pid, 'T');
+	snprintf(expected, sizeof(expected), "process %d (waiter) is stopped", pid);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	check_refused(pid, expected);
+	ck_assert_msg(seconds_since(&start) < 10, "record took %.1f s", seconds_since(&start));
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	err = inject_library(pid, &request, why, sizeof(why));
+	ck_assert_msg(err == -EAGAIN && strstr(why, expected) && strstr(why, "let it run first"),
+		      "inject_library: %d: %s", err, why);
+	ck_assert_msg(seconds_since(&start) < 5, "the loader took %.1f s", seconds_since(&start));
+	ck_assert_msg(!maps_collector(pid), "process %d was left with the collector", pid);
+	wait_state(pid, 'T');
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	check_left_running(pid, input, 'x');
+}
+END_TEST
+
 /*
  * Another profiler holds CUPTI: the collector's start says so, optrace
  * shows it and unloads the collector again; the application runs on (its
@@ -475,6 +538,7 @@ int main(void)
 	tcase_add_test(tc, test_refuses_seccomp);
 	tcase_add_test(tc, test_refuses_static);
 	tcase_add_test(tc, test_refuses_traced);
+	tcase_add_test(tc, test_refuses_stopped);
 	tcase_add_test(tc, test_refuses_cupti_taken);
 	tcase_add_test(tc, test_refuses_every_process);
 	tcase_add_test(tc, test_reads_the_process);
