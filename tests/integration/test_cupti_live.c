@@ -18,6 +18,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -452,6 +453,49 @@ START_TEST(test_refuses_stopped)
 }
 END_TEST
 
+static void on_alarm(int signo)
+{
+	(void)signo;
+}
+
+/*
+ * A stop signal while optrace waits on a load that does not end (issue 41):
+ * the loader returns at once, saying that its helper finishes alone; the
+ * helper does, once the call returns, and puts the thread back. The call is
+ * libc's getchar() on the waiter's own stdin, which returns when a byte
+ * comes: the waiter's read then restarts, and it exits 0 at the next one.
+ */
+START_TEST(test_stop_signal_while_loading)
+{
+	static const char *const libc_names[] = { "libc.so", NULL };
+	struct sigaction action = { .sa_handler = on_alarm }; /* no SA_RESTART */
+	char *waiter[] = { WAITER, NULL };
+	char why[INJECT_WHY_SIZE], libc[PATH_MAX];
+	struct inject_request request = { .library = libc, .init = "getchar" };
+	struct timespec start;
+	int input, err, helper = 0;
+	const char *at;
+	pid_t pid;
+
+	NEED_BPF();
+	pid = spawn(waiter, &input, NULL);
+	wait_in_syscall(pid, 0);
+	ck_assert(inject_maps(pid, libc_names, libc, sizeof(libc)));
+	ck_assert_int_eq(sigaction(SIGALRM, &action, NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	alarm(1);
+	err = inject_library(pid, &request, why, sizeof(why));
+	ck_assert_msg(err == -EINTR && strstr(why, "the helper finishes alone"),
+		      "inject_library: %d: %s", err, why);
+	ck_assert_msg(seconds_since(&start) < 3, "the stop took %.1f s", seconds_since(&start));
+	at = strstr(why, "helper (process ");
+	ck_assert_msg(at && sscanf(at, "helper (process %d)", &helper) == 1, "%s", why);
+	ck_assert_int_eq(write(input, "a", 1), 1); /* getchar() returns */
+	ck_assert_msg(reap_within(helper, 0, 30) != -1, "helper %d did not end", helper);
+	check_left_running(pid, input, 'x');
+}
+END_TEST
+
 /*
  * Another profiler holds CUPTI: the collector's start says so, optrace
  * shows it and unloads the collector again; the application runs on (its
@@ -539,6 +583,7 @@ int main(void)
 	tcase_add_test(tc, test_refuses_static);
 	tcase_add_test(tc, test_refuses_traced);
 	tcase_add_test(tc, test_refuses_stopped);
+	tcase_add_test(tc, test_stop_signal_while_loading);
 	tcase_add_test(tc, test_refuses_cupti_taken);
 	tcase_add_test(tc, test_refuses_every_process);
 	tcase_add_test(tc, test_reads_the_process);
