@@ -109,7 +109,7 @@ if [ -d "$build/probes" ] && command -v nm >/dev/null; then
 		nm --defined-only -g "$object" | awk -v f="${source%/*}" -v m="$from" \
 			'NF == 3 { print f, $3, "defines", m }'
 		nm -u "$object" | awk -v f="${source%/*}" -v m="$from" '{ print f, $2, "uses", m }'
-	done | sort -k1,2 | awk '
+	done | LC_ALL=C sort -k1,2 -k3,3 | awk '
 		$1 " " $2 != key { key = $1 " " $2; owner = "" }
 		$3 == "defines" { owner = $4 }
 		$3 == "uses" && owner != "" && owner != $4 { print $1, $4, owner }
