@@ -69,7 +69,8 @@ PROBES_HEADERS := $(patsubst %,$(OUTPUT)/probes/%_probes.h,$(PROVIDERS))
 # The optrace provider's semaphores come from probes/semaphores.c (side by side).
 PROBES_OBJS := $(OUTPUT)/probes/optrace_gpu_semaphores.o
 LIBOPTRACE_SRCS := probes/liboptrace.c probes/batch.c probes/semaphores.c probes/runtime.c \
-	probes/names.c probes/gpu.c probes/thread.c probes/view.c probes/clock.c
+	probes/names.c probes/gpu.c probes/thread.c probes/view.c probes/clock.c \
+	probes/lifecycle.c
 LIBOPTRACE_OBJS := $(patsubst probes/%.c,$(OUTPUT)/probes/%.o,$(LIBOPTRACE_SRCS))
 
 $(OUTPUT)/probes/%_probes.h: probes/%.d | $(OUTPUT)/probes $(DEPS_STAMP)

@@ -54,6 +54,11 @@ OPTRACE_INTERNAL struct optrace_batch *optrace_batch_setup(struct thread_state *
 /* Hands the thread's buffered events to the batch probe and empties the buffer. */
 OPTRACE_INTERNAL void optrace_batch_flush(struct thread_state *t);
 
+/* The thread exits; the process forks (before, in the parent); in the child (lifecycle.c). */
+OPTRACE_INTERNAL void optrace_batch_thread_exit(struct thread_state *t);
+OPTRACE_INTERNAL void optrace_batch_before_fork(struct thread_state *t);
+OPTRACE_INTERNAL void optrace_batch_in_child(struct thread_state *t);
+
 /* Hands every buffer's events over (process exit) and empties them. */
 OPTRACE_INTERNAL void optrace_batch_flush_all(void);
 

@@ -19,6 +19,7 @@
 #include "optrace_probes.h"
 #include "semaphores.h"
 #include "thread.h"
+#include "view.h"
 
 #define OPTRACE_ID_BLOCK 4096
 /*
@@ -31,9 +32,6 @@
 /* Tasks whose name a worker's task_begin finds (launches in flight). */
 #define TASK_SLOT_BITS 14
 #define TASK_SLOTS (1u << TASK_SLOT_BITS)
-
-__thread struct thread_state optrace_thread
-	__attribute__((tls_model("initial-exec"))) = { .view = &optrace_view_unset };
 
 /* 0 is never an id: it means "not traced". */
 static _Atomic uint64_t next_op_block = 1;

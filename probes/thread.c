@@ -1,37 +1,57 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * A thread's life as liboptrace sees it: at its exit its batch buffer is
- * handed over and its view freed for a later thread; before a fork the
- * parent hands over what it holds, and in the child every other thread's
- * buffer and view are free again.
+ * liboptrace's per-thread state, and a thread's life: at its exit and at a
+ * fork, the hooks that lifecycle.c gave at load run (its batch buffer
+ * handed over, its view freed for a later thread).
  */
 #include <pthread.h>
 #include <stdbool.h>
 
 #include "thread.h"
 
+__thread struct thread_state optrace_thread
+	__attribute__((tls_model("initial-exec"))) = { .view = &optrace_view_unset };
+
+struct optrace_thread_view optrace_view_unset;
+
+static const struct thread_hooks *hooks;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
 static bool exit_key_ok;
 
+void optrace_thread_hooks(const struct thread_hooks *given)
+{
+	__atomic_store_n(&hooks, given, __ATOMIC_RELEASE);
+}
+
+static const struct thread_hooks *current_hooks(void)
+{
+	return __atomic_load_n(&hooks, __ATOMIC_ACQUIRE);
+}
+
 static void on_thread_exit(void *value)
 {
-	struct thread_state *t = &optrace_thread;
+	const struct thread_hooks *h = current_hooks();
 
 	(void)value;
-	optrace_batch_thread_exit(t);
-	optrace_view_thread_exit(t);
+	if (h)
+		h->thread_exit(&optrace_thread);
 }
 
 static void before_fork(void)
 {
-	optrace_batch_before_fork(&optrace_thread);
+	const struct thread_hooks *h = current_hooks();
+
+	if (h)
+		h->before_fork(&optrace_thread);
 }
 
 static void in_child(void)
 {
-	optrace_batch_in_child(&optrace_thread);
-	optrace_view_in_child(&optrace_thread);
+	const struct thread_hooks *h = current_hooks();
+
+	if (h)
+		h->in_child(&optrace_thread);
 }
 
 static void setup_process(void)

@@ -39,22 +39,11 @@ extern __thread struct thread_state optrace_thread __attribute__((tls_model("ini
 OPTRACE_INTERNAL;
 
 /*
- * probes/view.c: the thread's view, set up at its first call that begins
- * something (op_begin, task_begin, wait_begin, task_launch); until then it
- * is optrace_view_unset, shared and never read, so that a call that ends
- * something writes to it without a test. Never NULL.
+ * A thread's view before its first call that begins something (view.h):
+ * shared, never in the registry and never read, so that a call that ends
+ * something writes to it without a test.
  */
 extern struct optrace_thread_view optrace_view_unset OPTRACE_INTERNAL;
-struct optrace_thread_view *optrace_view_setup(struct thread_state *t) OPTRACE_INTERNAL;
-
-static inline struct optrace_thread_view *optrace_view_of(struct thread_state *t)
-{
-	struct optrace_thread_view *view = t->view;
-
-	if (__builtin_expect(view == &optrace_view_unset, 0))
-		view = optrace_view_setup(t);
-	return view;
-}
 
 /*
  * Puts node (whose next field is *next) at the head of a registry that
@@ -71,14 +60,19 @@ static inline void optrace_registry_push(uint64_t *head, uint64_t *next, void *n
 }
 
 /*
- * probes/thread.c: the thread's exit and the process's forks reach the
- * batch buffer and the view of every thread that called optrace_thread_watch().
+ * What a thread's exit and the process's forks do to liboptrace's state
+ * (lifecycle.c: the batch buffer, then the view), given once at load: this
+ * file calls them through these and knows neither.
  */
+struct thread_hooks {
+	void (*thread_exit)(struct thread_state *t); /* at its exit, on its own thread */
+	void (*before_fork)(struct thread_state *t); /* in the parent, the forking thread */
+	void (*in_child)(struct thread_state *t);    /* in the child, its one thread */
+};
+
+void optrace_thread_hooks(const struct thread_hooks *hooks) OPTRACE_INTERNAL;
+
+/* The thread's exit and the process's forks reach t from now on (the hooks above). */
 void optrace_thread_watch(struct thread_state *t) OPTRACE_INTERNAL;
-void optrace_batch_thread_exit(struct thread_state *t) OPTRACE_INTERNAL;
-void optrace_batch_before_fork(struct thread_state *t) OPTRACE_INTERNAL;
-void optrace_batch_in_child(struct thread_state *t) OPTRACE_INTERNAL;
-void optrace_view_thread_exit(struct thread_state *t) OPTRACE_INTERNAL;
-void optrace_view_in_child(struct thread_state *t) OPTRACE_INTERNAL;
 
 #endif /* OPTRACE_THREAD_H */

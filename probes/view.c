@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "thread.h"
+#include "view.h"
 
 /* Used through a local name: see optrace_batches in batch.c (copy relocations). */
 static struct optrace_view_registry registry = {
@@ -23,11 +23,10 @@ static struct optrace_view_registry registry = {
 extern struct optrace_view_registry optrace_threads __attribute__((alias("registry")));
 
 /*
- * A thread's view before its first begin call (optrace_view_unset), or
- * when there was no memory for one (sink): shared, never in the registry,
- * so that the calls that end something need no test of their own.
+ * A thread's view when there was no memory for one: like optrace_view_unset
+ * (thread.c), shared, never in the registry, so that the calls that end
+ * something need no test of their own.
  */
-struct optrace_thread_view optrace_view_unset;
 static struct optrace_thread_view sink;
 
 static struct optrace_thread_view *registry_first(void)

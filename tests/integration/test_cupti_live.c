@@ -10,13 +10,15 @@
  * attributed as its truth says; once optrace left, the collector is dormant.
  * Then the refusals, each said and the process left running: a process
  * without CUDA, one in seccomp mode, a statically linked one, one traced by
- * another, one whose CUPTI another profiler holds; and the process that has
+ * another, a stopped one (within seconds, left stopped), one whose CUPTI
+ * another profiler holds; and the process that has
  * the collector already, which is recorded as it is.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gpu_truth.h"
@@ -389,6 +392,110 @@ START_TEST(test_refuses_traced)
 }
 END_TEST
 
+/* Waits until process pid's state (/proc/PID/stat) is state, or 10 s. */
+static void wait_state(pid_t pid, char state)
+{
+	char line[512], *paren = NULL;
+
+	for (int waited = 0; waited < 1000; waited++) {
+		proc_line(pid, "stat", line, sizeof(line));
+		paren = strrchr(line, ')');
+		if (paren && paren[1] == ' ' && paren[2] == state)
+			return;
+		usleep(10 * 1000);
+	}
+	ck_abort_msg("process %d never reached state %c (%s)", pid, state, line);
+}
+
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/*
+ * A stopped target (SIGSTOP, as Ctrl-Z would), issue 41: record --cuda -p
+ * and the loader itself return within seconds, say which process and what
+ * to do, and leave it stopped as it was; continued, it runs on.
+ */
+START_TEST(test_refuses_stopped)
+{
+	static const struct inject_request request = {
+		.library = COLLECTOR,
+		.init = "InitializeInjection",
+	};
+	char *waiter[] = { WAITER, NULL };
+	char why[INJECT_WHY_SIZE], expected[96];
+	struct timespec start;
+	int input, err;
+	pid_t pid;
+
+	NEED_BPF();
+	pid = spawn(waiter, &input, NULL);
+	wait_in_syscall(pid, 0);
+	ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+	wait_state(pid, 'T');
+	snprintf(expected, sizeof(expected), "process %d (waiter) is stopped", pid);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	check_refused(pid, expected);
+	ck_assert_msg(seconds_since(&start) < 10, "record took %.1f s", seconds_since(&start));
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	err = inject_library(pid, &request, why, sizeof(why));
+	ck_assert_msg(err == -EAGAIN && strstr(why, expected) && strstr(why, "let it run first"),
+		      "inject_library: %d: %s", err, why);
+	ck_assert_msg(seconds_since(&start) < 5, "the loader took %.1f s", seconds_since(&start));
+	ck_assert_msg(!maps_collector(pid), "process %d was left with the collector", pid);
+	wait_state(pid, 'T');
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	check_left_running(pid, input, 'x');
+}
+END_TEST
+
+static void on_alarm(int signo)
+{
+	(void)signo;
+}
+
+/*
+ * A stop signal while optrace waits on a load that does not end (issue 41):
+ * the loader returns at once, saying that its helper finishes alone; the
+ * helper does, once the call returns, and puts the thread back. The call is
+ * libc's getchar() on the waiter's own stdin, which returns when a byte
+ * comes: the waiter's read then restarts, and it exits 0 at the next one.
+ */
+START_TEST(test_stop_signal_while_loading)
+{
+	static const char *const libc_names[] = { "libc.so", NULL };
+	struct sigaction action = { .sa_handler = on_alarm }; /* no SA_RESTART */
+	char *waiter[] = { WAITER, NULL };
+	char why[INJECT_WHY_SIZE], libc[PATH_MAX];
+	struct inject_request request = { .library = libc, .init = "getchar" };
+	struct timespec start;
+	int input, err, helper = 0;
+	const char *at;
+	pid_t pid;
+
+	NEED_BPF();
+	pid = spawn(waiter, &input, NULL);
+	wait_in_syscall(pid, 0);
+	ck_assert(inject_maps(pid, libc_names, libc, sizeof(libc)));
+	ck_assert_int_eq(sigaction(SIGALRM, &action, NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	alarm(1);
+	err = inject_library(pid, &request, why, sizeof(why));
+	ck_assert_msg(err == -EINTR && strstr(why, "the helper finishes alone"),
+		      "inject_library: %d: %s", err, why);
+	ck_assert_msg(seconds_since(&start) < 3, "the stop took %.1f s", seconds_since(&start));
+	at = strstr(why, "helper (process ");
+	ck_assert_msg(at && sscanf(at, "helper (process %d)", &helper) == 1, "%s", why);
+	ck_assert_int_eq(write(input, "a", 1), 1); /* getchar() returns */
+	ck_assert_msg(reap_within(helper, 0, 30) != -1, "helper %d did not end", helper);
+	check_left_running(pid, input, 'x');
+}
+END_TEST
+
 /*
  * Another profiler holds CUPTI: the collector's start says so, optrace
  * shows it and unloads the collector again; the application runs on (its
@@ -475,6 +582,8 @@ int main(void)
 	tcase_add_test(tc, test_refuses_seccomp);
 	tcase_add_test(tc, test_refuses_static);
 	tcase_add_test(tc, test_refuses_traced);
+	tcase_add_test(tc, test_refuses_stopped);
+	tcase_add_test(tc, test_stop_signal_while_loading);
 	tcase_add_test(tc, test_refuses_cupti_taken);
 	tcase_add_test(tc, test_refuses_every_process);
 	tcase_add_test(tc, test_reads_the_process);

@@ -76,7 +76,7 @@ static bool opens_or_closes_frame(int type)
 	       type == RECORD_TASK_END;
 }
 
-void gpu_readahead_before(struct profile *profile, const struct record_event *event)
+static void gpu_readahead_before(struct profile *profile, const struct record_event *event)
 {
 	struct profile_thread *thread;
 
@@ -97,7 +97,7 @@ void gpu_readahead_before(struct profile *profile, const struct record_event *ev
 	attribute_until(profile, thread, event->timestamp);
 }
 
-void gpu_readahead_flush(struct profile *profile)
+static void gpu_readahead_flush(struct profile *profile)
 {
 	for (size_t i = 0; i < profile->threads.capacity; i++) {
 		struct profile_thread *thread = profile->threads.slots[i].value;
@@ -107,7 +107,7 @@ void gpu_readahead_flush(struct profile *profile)
 	}
 }
 
-void gpu_readahead_finish(struct profile *profile)
+static void gpu_readahead_finish(struct profile *profile)
 {
 	const struct gpu_index *gpu = profile->gpu;
 
@@ -124,4 +124,34 @@ void gpu_readahead_finish(struct profile *profile)
 		if (gpu->activities[i].launch == GPU_NO_LAUNCH)
 			profile_emit_gpu(profile, &gpu->activities[i], NULL, 0, NULL, NULL, false);
 	}
+}
+
+/* The records themselves pass by: their activity was read ahead. */
+static int gpu_readahead_record(struct profile *profile, const struct record_event *event,
+				size_t size)
+{
+	(void)profile;
+	(void)event;
+	(void)size;
+	return 0;
+}
+
+/* The index is the caller's. */
+static void gpu_readahead_free(struct profile *profile)
+{
+	(void)profile;
+}
+
+static const struct gpu_attribution read_ahead = {
+	.before = gpu_readahead_before,
+	.record = gpu_readahead_record,
+	.flush = gpu_readahead_flush,
+	.finish = gpu_readahead_finish,
+	.free = gpu_readahead_free,
+};
+
+void profile_set_gpu(struct profile *profile, const struct gpu_index *gpu)
+{
+	profile->gpu = gpu;
+	profile->attribution = gpu ? &read_ahead : NULL;
 }

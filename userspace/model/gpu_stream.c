@@ -49,17 +49,6 @@ struct gpu_stream {
 	int64_t offset_ns;
 };
 
-int profile_stream_gpu(struct profile *profile)
-{
-	struct gpu_stream *stream = calloc(1, sizeof(*stream));
-
-	if (!stream)
-		return -ENOMEM;
-	gpu_index_init(&stream->index);
-	profile->gpu_stream = stream;
-	return 0;
-}
-
 void profile_set_gpu_offset(struct profile *profile, int64_t offset_ns)
 {
 	if (profile->gpu_stream)
@@ -110,7 +99,7 @@ static void emit(struct profile *profile, struct gpu_call *call,
 			 call->node ? &call->node->run : NULL, call->op, first);
 }
 
-int gpu_stream_launch(struct profile *profile, const struct record_event *event)
+static int gpu_stream_launch(struct profile *profile, const struct record_event *event)
 {
 	struct gpu_stream *stream = profile->gpu_stream;
 	uint32_t correlation_id = (uint32_t)event->gpu_launch.correlation_id;
@@ -225,7 +214,8 @@ static void note_api(struct gpu_stream *stream, const struct gpu_launch *api)
 	call->launch.cbid = api->cbid;
 }
 
-int gpu_stream_record(struct profile *profile, unsigned int type, const void *record, size_t size)
+static int gpu_stream_record(struct profile *profile, unsigned int type, const void *record,
+			     size_t size)
 {
 	struct gpu_stream *stream = profile->gpu_stream;
 	struct gpu_index *index = &stream->index;
@@ -249,15 +239,16 @@ int gpu_stream_record(struct profile *profile, unsigned int type, const void *re
 	return attribute(profile, &activity);
 }
 
-void gpu_stream_expire(struct profile *profile, uint64_t now_ns)
+static void gpu_stream_expire(struct profile *profile, const struct record_event *event)
 {
 	struct gpu_stream *stream = profile->gpu_stream;
+	uint64_t now_ns = event->timestamp;
 
 	while (stream->oldest && stream->oldest->expires_ns < now_ns)
 		release_call(profile, stream->oldest);
 }
 
-void gpu_stream_finish(struct profile *profile)
+static void gpu_stream_finish(struct profile *profile)
 {
 	struct gpu_stream *stream = profile->gpu_stream;
 
@@ -279,7 +270,7 @@ void gpu_stream_finish(struct profile *profile)
 	idmap_free(&stream->parked);
 }
 
-void gpu_stream_free(struct profile *profile)
+static void gpu_stream_free(struct profile *profile)
 {
 	struct gpu_stream *stream = profile->gpu_stream;
 
@@ -306,4 +297,37 @@ void gpu_stream_free(struct profile *profile)
 	free(stream);
 	profile->gpu_stream = NULL;
 	profile->gpu = NULL;
+}
+
+static int gpu_stream_feed(struct profile *profile, const struct record_event *event, size_t size)
+{
+	if (event->type == RECORD_GPU_LAUNCH)
+		return gpu_stream_launch(profile, event);
+	return gpu_stream_record(profile, event->type, event, size);
+}
+
+/* Nothing is left to hand over once the calls were let go (finish). */
+static void gpu_stream_done(struct profile *profile)
+{
+	(void)profile;
+}
+
+static const struct gpu_attribution streamed = {
+	.before = gpu_stream_expire,
+	.record = gpu_stream_feed,
+	.flush = gpu_stream_finish,
+	.finish = gpu_stream_done,
+	.free = gpu_stream_free,
+};
+
+int profile_stream_gpu(struct profile *profile)
+{
+	struct gpu_stream *stream = calloc(1, sizeof(*stream));
+
+	if (!stream)
+		return -ENOMEM;
+	gpu_index_init(&stream->index);
+	profile->gpu_stream = stream;
+	profile->attribution = &streamed;
+	return 0;
 }

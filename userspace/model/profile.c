@@ -54,11 +54,6 @@ struct profile_thread *profile_thread_of(struct profile *profile, uint32_t tgid,
 	return thread;
 }
 
-void profile_set_gpu(struct profile *profile, const struct gpu_index *gpu)
-{
-	profile->gpu = gpu;
-}
-
 /* ---- GPU attribution ------------------------------------------------------ */
 
 static const struct profile_op *outermost(const struct profile_op *op)
@@ -553,10 +548,8 @@ int profile_feed(struct profile *profile, const void *record, size_t size)
 		return 0;
 	}
 	note_time(profile, event->timestamp);
-	if (profile->gpu_stream)
-		gpu_stream_expire(profile, event->timestamp);
-	else if (profile->gpu)
-		gpu_readahead_before(profile, event);
+	if (profile->attribution)
+		profile->attribution->before(profile, event);
 	switch (event->type) {
 	case RECORD_STRING:
 		if (size < sizeof(struct record_string)) {
@@ -605,13 +598,12 @@ int profile_feed(struct profile *profile, const void *record, size_t size)
 		wait_end(profile, event);
 		return 0;
 	case RECORD_GPU_LAUNCH:
-		return profile->gpu_stream ? gpu_stream_launch(profile, event) : 0;
 	case RECORD_GPU:
 	case RECORD_GPU_NAME:
 	case RECORD_GPU_DROPPED:
-		/* As they come; or read ahead, into profile->gpu. */
-		return profile->gpu_stream ? gpu_stream_record(profile, event->type, record, size)
-					   : 0;
+		/* As they come; or read ahead, into profile->gpu, and passed by. */
+		return profile->attribution ? profile->attribution->record(profile, event, size)
+					    : 0;
 	default:
 		profile->stats.malformed++;
 		return 0;
@@ -626,10 +618,8 @@ void profile_finish(struct profile *profile)
 	 * As it came: calls whose activity did not come let their frames go.
 	 * Read ahead: launches after the last record go to the frames still open.
 	 */
-	if (profile->gpu_stream)
-		gpu_stream_finish(profile);
-	else if (profile->gpu)
-		gpu_readahead_flush(profile);
+	if (profile->attribution)
+		profile->attribution->flush(profile);
 	/* Runs first: they hold their operations open. */
 	for (size_t i = 0; i < profile->threads.capacity; i++) {
 		struct profile_thread *thread = profile->threads.slots[i].value;
@@ -663,13 +653,15 @@ void profile_finish(struct profile *profile)
 			close_op(profile, op, end_ns);
 		}
 	}
-	if (profile->gpu && !profile->gpu_stream)
-		gpu_readahead_finish(profile);
+	if (profile->attribution)
+		profile->attribution->finish(profile);
 }
 
 void profile_free(struct profile *profile)
 {
-	gpu_stream_free(profile);
+	if (profile->attribution)
+		profile->attribution->free(profile);
+	profile->attribution = NULL;
 	for (size_t i = 0; i < profile->threads.capacity; i++) {
 		struct profile_thread *thread = profile->threads.slots[i].value;
 

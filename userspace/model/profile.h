@@ -168,6 +168,7 @@ struct profile {
 	struct idmap strings;	     /* (tgid, address) -> char * */
 	struct profile_names names;  /* commands, thread names, ranks */
 	const struct gpu_index *gpu; /* sealed, or gpu_stream's; NULL: no GPU activity */
+	const struct gpu_attribution *attribution; /* chosen once; NULL: no GPU activity */
 	struct gpu_stream *gpu_stream; /* attributes GPU records as they come, or NULL */
 	struct idmap gpu_claimed; /* (tgid, CUPTI's tid) -> the thread that took its launches */
 	struct profile_stats stats;
@@ -175,13 +176,16 @@ struct profile {
 
 void profile_init(struct profile *profile, const struct profile_consumer *consumer);
 
-/* The GPU activity to attribute (sealed), before the first record is fed. */
+/*
+ * The GPU activity to attribute (sealed), read ahead (gpu_readahead.c),
+ * before the first record is fed.
+ */
 void profile_set_gpu(struct profile *profile, const struct gpu_index *gpu);
 
 /*
  * The capture has gpu_launch records: GPU records are attributed as they
  * come, memory bounded by the calls in flight, not read ahead. Before the
- * first record is fed. 0 or -ENOMEM.
+ * first record is fed (gpu_stream.c). 0 or -ENOMEM.
  */
 int profile_stream_gpu(struct profile *profile);
 /* Streamed: GPU times (CUPTI's, the recording host's) move by offset_ns. */

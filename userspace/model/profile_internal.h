@@ -2,7 +2,7 @@
 /*
  * What profile.c shares with gpu_stream.c and gpu_readahead.c, which
  * attribute GPU activity as it comes or read ahead: threads, their open
- * frames, and how a frame is kept alive.
+ * frames, how a frame is kept alive, and the attribution's interface.
  */
 #ifndef OPTRACE_MODEL_PROFILE_INTERNAL_H
 #define OPTRACE_MODEL_PROFILE_INTERNAL_H
@@ -64,19 +64,22 @@ void profile_release(struct profile *profile, struct profile_op *op);
 void profile_complete_run(struct profile *profile, struct run_node *node);
 
 /*
- * gpu_readahead.c: before a record that may change the frame open on its
- * thread; after the last record (to the frames still open); the end (what
- * no frame took).
+ * How GPU activity is attributed, chosen once before the first record:
+ * read ahead (gpu_readahead.c, profile_set_gpu) or as it comes
+ * (gpu_stream.c, profile_stream_gpu). profile.c calls through it and knows
+ * neither; they use the frames above, so the calls run one way.
  */
-void gpu_readahead_before(struct profile *profile, const struct record_event *event);
-void gpu_readahead_flush(struct profile *profile);
-void gpu_readahead_finish(struct profile *profile);
-
-/* gpu_stream.c: a gpu_launch record; a GPU record; the end; every record's time. */
-int gpu_stream_launch(struct profile *profile, const struct record_event *event);
-int gpu_stream_record(struct profile *profile, unsigned int type, const void *record, size_t size);
-void gpu_stream_finish(struct profile *profile);
-void gpu_stream_expire(struct profile *profile, uint64_t now_ns);
-void gpu_stream_free(struct profile *profile);
+struct gpu_attribution {
+	/* Before each record: its time, a frame it may open or close. */
+	void (*before)(struct profile *profile, const struct record_event *event);
+	/* A gpu_launch, GPU, GPU name or GPU dropped record. 0 or -ENOMEM. */
+	int (*record)(struct profile *profile, const struct record_event *event, size_t size);
+	/* After the last record, while the frames are still open. */
+	void (*flush)(struct profile *profile);
+	/* After the open frames were closed: what no frame took. */
+	void (*finish)(struct profile *profile);
+	/* What it holds, finished or not (an error). */
+	void (*free)(struct profile *profile);
+};
 
 #endif /* OPTRACE_MODEL_PROFILE_INTERNAL_H */

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "output/export_format.h"
-#include "output/gpu_tables.h"
 
 extern const struct export_format report_format;   /* output/report.c */
 extern const struct export_format chrome_format;   /* output/chrome.c */
@@ -23,12 +22,4 @@ const struct export_format *export_format_find(const char *name)
 		if (!strcmp(export_formats[i]->name, name))
 			return export_formats[i];
 	return NULL;
-}
-
-bool export_gpu_losses(const struct export_job *job, struct gpu_summary *summary)
-{
-	uint64_t ring_buffer_lost =
-		replay_counter(job->replay, capture_counter_name(CAPTURE_LOST_GPU_RINGBUF_FULL));
-
-	return gpu_losses_note(job->profile, ring_buffer_lost, summary);
 }

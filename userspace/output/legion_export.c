@@ -12,10 +12,11 @@
  * kernel's record can name them before the run's own record is written. A
  * GPU file alone has no first pass: its processes are those of its activity.
  *
- * This file holds the passes, the processes with their nodes and log files,
- * and the end of each log; the records come from legion_export_ops.c
- * (operations), legion_export_tasks.c (task runs) and legion_export_gpu.c
- * (GPU activity).
+ * This file holds the passes, the processes' nodes and log files, and the
+ * end of each log; the records come from legion_export_ops.c (operations),
+ * legion_export_tasks.c (task runs) and legion_export_gpu.c (GPU activity),
+ * which, like this file, find their process and its processors in
+ * legion_export_process.c.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -36,41 +37,8 @@
 #include "model/replay.h"
 #include "output/legion_export_internal.h"
 
-uint64_t legion_export_since_zero(const struct exporter *exporter, uint64_t ns)
-{
-	return ns > exporter->header->monotonic_ns ? ns - exporter->header->monotonic_ns : 0;
-}
-
-void legion_export_note_error(struct exporter *exporter, int err)
-{
-	keep_first_error(&exporter->error, err);
-}
-
 /* ---- pass 1: the processes, their ranks, their nodes ---- */
 
-struct process *legion_export_process_of(struct exporter *exporter, uint32_t tgid, bool add)
-{
-	uintptr_t index = (uintptr_t)idmap_get(&exporter->by_tgid, tgid, 0);
-	struct process *grown;
-
-	if (index)
-		return &exporter->processes[index - 1];
-	if (!add || exporter->process_count == MAX_PROCESSES)
-		return NULL;
-	grown = realloc(exporter->processes, (exporter->process_count + 1) * sizeof(*grown));
-	if (!grown)
-		return NULL;
-	exporter->processes = grown;
-	memset(&grown[exporter->process_count], 0, sizeof(*grown));
-	grown[exporter->process_count].tgid = tgid;
-	grown[exporter->process_count].rank = -1;
-	exporter->process_count++;
-	if (idmap_put(&exporter->by_tgid, tgid, 0, (void *)(uintptr_t)exporter->process_count))
-		return NULL;
-	return &exporter->processes[exporter->process_count - 1];
-}
-
-/* A process announces its rank before its first operation. */
 static int scan_record(void *ctx, unsigned int type, const void *record, size_t size)
 {
 	struct exporter *exporter = ctx;
@@ -135,21 +103,6 @@ static void assign_nodes(struct exporter *exporter)
 static void log_name(char *name, size_t size, uint32_t node)
 {
 	snprintf(name, size, "prof_%u.gz", node);
-}
-
-int legion_export_proc_desc(struct exporter *exporter, struct process *process,
-			    enum legion_prof_proc_kind kind, uint64_t *proc)
-{
-	int err = legion_prof_proc_desc(process->prof, kind, NULL, proc);
-
-	if (err == -ERANGE && !exporter->procs_said) {
-		exporter->procs_said = true;
-		diag("process %u has more threads and GPUs to draw than the %d processors Legion "
-		     "Prof has for a process (Realm's 12-bit processor index): export it with "
-		     "--perfetto or --chrome, which have no such limit",
-		     process->tgid, LEGION_PROF_PROCS_MAX);
-	}
-	return err;
 }
 
 /* ---- the logs' descriptors: at most fd_budget held at once ---- */

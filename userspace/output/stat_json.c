@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "output/json.h"
-#include "output/stat_print_internal.h"
+#include "output/stat_gpu.h"
+#include "output/stat_json.h"
 
 static void json_name(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid, __u64 address)
 {
@@ -194,12 +195,12 @@ static void print_process_json(FILE *out, const struct stat_snapshot *snapshot, 
 	fputc(']', out);
 	if (snapshot->gpu_traced) {
 		fputs(",\"gpu\":", out);
-		stat_print_gpu(out, snapshot, tgid, options);
+		stat_gpu_print(out, snapshot, tgid, options);
 	}
 	fputc('}', out);
 }
 
-void stat_print_json(FILE *out, const struct stat_snapshot *snapshot, const __u32 *tgids,
+void stat_json_print(FILE *out, const struct stat_snapshot *snapshot, const __u32 *tgids,
 		     size_t count, const struct stat_print_options *options)
 {
 	fputs("{\"processes\":[", out);

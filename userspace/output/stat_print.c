@@ -10,14 +10,15 @@
 #include <string.h>
 
 #include "output/json.h"
+#include "output/stat_gpu.h"
+#include "output/stat_json.h"
 #include "output/stat_print.h"
-#include "output/gpu_tables.h"
-#include "output/stat_print_internal.h"
 #include "output/text_table.h"
 
 #define MAX_PROCESSES 1024
 
-const char *stat_print_duration(struct stat_quantile q, char *buffer, size_t size)
+/* A duration as "61.0us", "~61.0us" (within 0.4%) or "<=65.5us" (a log2 bound). */
+static const char *stat_print_duration(struct stat_quantile q, char *buffer, size_t size)
 {
 	static const struct {
 		double scale;
@@ -40,8 +41,9 @@ const char *stat_print_duration(struct stat_quantile q, char *buffer, size_t siz
 	return buffer;
 }
 
-const char *stat_print_label(const struct stat_snapshot *snapshot, __u32 tgid, __u64 root,
-			     __u64 helper, char *buffer, size_t size)
+/* "ROOT", or "ROOT via HELPER" (helper not 0); not yet made printable. */
+static const char *stat_print_label(const struct stat_snapshot *snapshot, __u32 tgid, __u64 root,
+				    __u64 helper, char *buffer, size_t size)
 {
 	char name[2][STAT_TEXT_MAX];
 
@@ -539,31 +541,13 @@ static const char *process_name(const struct stat_snapshot *snapshot, __u32 tgid
 	return buffer;
 }
 
-void stat_print_gpu(FILE *out, const struct stat_snapshot *snapshot, __u32 tgid,
-		    const struct stat_print_options *options)
-{
-	struct gpu_report report;
-
-	if (!snapshot->gpu_traced)
-		return;
-	gpu_report_init(&report);
-	report.show_helpers = options->show_helpers;
-	if (gpu_report_from_stat(&report, snapshot, tgid))
-		report.present = false; /* out of memory: said as no GPU table */
-	if (options->json)
-		gpu_report_print_json(out, &report);
-	else
-		gpu_report_print(out, &report, options->width);
-	gpu_report_free(&report);
-}
-
 void stat_print(FILE *out, struct stat_snapshot *snapshot, const struct stat_print_options *options)
 {
 	__u32 tgids[MAX_PROCESSES];
 	size_t count = stat_processes(snapshot, tgids, MAX_PROCESSES);
 
 	if (options->json) {
-		stat_print_json(out, snapshot, tgids, count, options);
+		stat_json_print(out, snapshot, tgids, count, options);
 		return;
 	}
 	if (!count)
@@ -578,7 +562,7 @@ void stat_print(FILE *out, struct stat_snapshot *snapshot, const struct stat_pri
 		print_fallbacks_text(out, snapshot, tgids[i], options);
 		print_tasks_text(out, snapshot, tgids[i], options);
 		print_waits_text(out, snapshot, tgids[i], options);
-		stat_print_gpu(out, snapshot, tgids[i], options);
+		stat_gpu_print(out, snapshot, tgids[i], options);
 	}
 	print_losses_text(out, snapshot, options->width);
 }

@@ -4,7 +4,7 @@
  * dropped by priority when the width is short (a note says which), the name
  * column cut in the middle (the full names listed once below), free text at
  * the end of a row on a line of its own when it does not fit, legends
- * wrapped. Cells must be printable already (stat_print_internal.h's
+ * wrapped. Cells must be printable already (output/json.h's
  * printable_text): widths count characters.
  */
 #ifndef OPTRACE_OUTPUT_TEXT_TABLE_H

@@ -10,7 +10,7 @@
 
 #include "session/cuda.h"
 #include "common/diag.h"
-#include "trace/inject.h"
+#include "trace/inject_cuda.h"
 #include "trace/setup.h"
 #include "trace/tracer.h"
 

@@ -17,6 +17,9 @@
 
 #include <optrace/abi.h>
 
+/* process_read() and the rest, which the callers of these readers use too. */
+#include "trace/process_read.h"
+
 /*
  * One thread's buffered events; return non-zero to stop reading. address is
  * where they lie in the process: the batch probe's first argument, which
@@ -32,14 +35,5 @@ typedef int (*batch_read_fn)(void *ctx, pid_t pid, uint32_t tid, uint64_t addres
  * no sense).
  */
 int batch_read_process(pid_t pid, batch_read_fn fn, void *ctx);
-
-/* The threads of process pid now, to bound a registry's walk; limit if more or unknown. */
-int process_thread_count(pid_t pid, int limit);
-
-/* Reads size bytes at address of process pid; 0 or -errno. */
-int process_read(pid_t pid, uint64_t address, void *buffer, size_t size);
-
-/* The string at address of process pid, cut to size - 1 bytes; 0 or -errno. */
-int process_read_string(pid_t pid, uint64_t address, char *text, size_t size, bool *truncated);
 
 #endif /* OPTRACE_TRACE_BATCH_READ_H */

@@ -51,15 +51,23 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "trace/batch_read.h"
+#include "trace/process_read.h"
 #include "trace/elf_symbols.h"
 #include "trace/inject.h"
 
 #if defined(__x86_64__)
 
+/*
+ * Every wait on the target's account is bounded, from its start and not
+ * from the last signal stop, so that a target that rains signals on itself
+ * cannot stretch it: the stop, each call (past it, said; the helper waits
+ * on, to put the thread back if the call ever returns), the helper's answer
+ * and its exit.
+ */
 #define STOP_TIMEOUT_MS 5000  /* for the chosen thread to stop */
-#define CALL_TIMEOUT_MS 20000 /* for a call to return; past it, said (the helper waits on) */
+#define CALL_TIMEOUT_MS 20000 /* for a call to return */
 #define ANSWER_TIMEOUT_MS 120000
+#define EXIT_TIMEOUT_MS 1000 /* for the helper to exit once it answered */
 #define MAX_HELD_SIGNALS 256
 
 /* The helper's answer. */
@@ -103,25 +111,33 @@ static long long elapsed_ms(const struct timespec *start)
 	return (long long)((timespec_ns(&now) - timespec_ns(start)) / 1000000);
 }
 
-/* Waits for the thread's next stop or end; -ETIMEDOUT after timeout_ms (< 0: never). */
-static int wait_thread(struct thread *t, int *status, int timeout_ms)
+/*
+ * Waits for the child's next stop or end (flags: __WALL for a traced
+ * thread); -ETIMEDOUT once timeout_ms have passed since *since (< 0: never).
+ */
+static int wait_child(pid_t child, int flags, int *status, const struct timespec *since,
+		      int timeout_ms)
 {
-	struct timespec start, pause = { 0, 20 * 1000 };
+	struct timespec pause = { 0, 20 * 1000 };
 	pid_t got;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		got = waitpid(t->tid, status, __WALL | WNOHANG);
-		if (got == t->tid)
+		got = waitpid(child, status, flags | WNOHANG);
+		if (got == child)
 			return 0;
 		if (got < 0 && errno != EINTR)
 			return -errno;
-		if (timeout_ms >= 0 && elapsed_ms(&start) >= timeout_ms)
+		if (timeout_ms >= 0 && elapsed_ms(since) >= timeout_ms)
 			return -ETIMEDOUT;
 		nanosleep(&pause, NULL);
 		if (pause.tv_nsec < 1000 * 1000)
 			pause.tv_nsec *= 2;
 	}
+}
+
+static int wait_thread(struct thread *t, int *status, const struct timespec *since, int timeout_ms)
+{
+	return wait_child(t->tid, __WALL, status, since, timeout_ms);
 }
 
 /* A signal at its delivery stop: kept for later, not delivered now. */
@@ -286,6 +302,7 @@ static pid_t choose_thread(pid_t pid)
 /* Seizes the thread and waits for it to stop (signals meanwhile are held). */
 static int stop_thread(struct thread *t, char *why, size_t size)
 {
+	struct timespec start;
 	int status, err;
 
 	if (ptrace(PTRACE_SEIZE, t->tid, NULL, NULL)) {
@@ -299,12 +316,14 @@ static int stop_thread(struct thread *t, char *why, size_t size)
 			 strerror(err));
 		return -err;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		err = wait_thread(t, &status, STOP_TIMEOUT_MS);
+		err = wait_thread(t, &status, &start, STOP_TIMEOUT_MS);
 		if (err == -ETIMEDOUT) {
 			snprintf(why, size,
 				 "thread %d of process %d did not stop within %d s (in an "
-				 "uninterruptible wait?); it is left untouched",
+				 "uninterruptible wait, or a storm of signals?); it is left "
+				 "untouched: try again when it is idle",
 				 t->tid, t->pid, STOP_TIMEOUT_MS / 1000);
 			return err;
 		}
@@ -411,6 +430,7 @@ static int call(struct thread *t, const char *what, uint64_t function, uint64_t 
 	/* At the entry rsp + 8 is 16-byte aligned, as after a call instruction. */
 	uint64_t sp = (t->scratch & ~(uint64_t)15) - 8, zero = 0;
 	bool said_hung = false;
+	struct timespec start;
 	siginfo_t info;
 	int status, err;
 
@@ -433,8 +453,9 @@ static int call(struct thread *t, const char *what, uint64_t function, uint64_t 
 		return -errno;
 	}
 	t->in_signal_stop = false;
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		err = wait_thread(t, &status, said_hung ? -1 : CALL_TIMEOUT_MS);
+		err = wait_thread(t, &status, &start, said_hung ? -1 : CALL_TIMEOUT_MS);
 		if (err == -ETIMEDOUT) {
 			say_hung(t, what);
 			said_hung = true;
@@ -636,14 +657,40 @@ static int start_helper(pid_t pid, const struct inject_request *request,
 	return 0;
 }
 
+/*
+ * The helper's answer, within ANSWER_TIMEOUT_MS: 0, -ETIMEDOUT, -EIO (it
+ * died), or -EINTR: a signal optrace handles came (only its stop signals
+ * have handlers), acted on now; the helper finishes alone.
+ */
+static int await_answer(int fd, struct answer *answer)
+{
+	struct pollfd poll_fd = { .fd = fd, .events = POLLIN };
+	int ready = poll(&poll_fd, 1, ANSWER_TIMEOUT_MS);
+
+	if (ready < 0)
+		return -errno;
+	if (!ready)
+		return -ETIMEDOUT;
+	return read(fd, answer, sizeof(*answer)) == (ssize_t)sizeof(*answer) ? 0 : -EIO;
+}
+
+/* Reaps the helper, which answered or died: it is gone within a second, or left. */
+static void reap_helper(pid_t helper, int *status)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	*status = 0;
+	wait_child(helper, 0, status, &now, EXIT_TIMEOUT_MS);
+}
+
 int inject_library(pid_t pid, const struct inject_request *request, char *why, size_t size)
 {
+	const char *name = base_name(request->library);
 	struct inject_loader loader;
 	struct answer answer = { 0 };
-	struct pollfd poll_fd = { .events = POLLIN };
 	pid_t helper = -1;
-	ssize_t got;
-	int err, status, ready;
+	int err, status, fd = -1;
 
 	err = inject_check(pid, why, size);
 	if (err)
@@ -658,32 +705,37 @@ int inject_library(pid_t pid, const struct inject_request *request, char *why, s
 			 pid);
 		return err;
 	}
-	err = start_helper(pid, request, &loader, &poll_fd.fd, &helper);
+	err = start_helper(pid, request, &loader, &fd, &helper);
 	if (err) {
 		snprintf(why, size, "cannot start a helper process: %s", strerror(-err));
 		return err;
 	}
-	do {
-		ready = poll(&poll_fd, 1, ANSWER_TIMEOUT_MS);
-	} while (ready < 0 && errno == EINTR);
-	got = ready > 0 ? read(poll_fd.fd, &answer, sizeof(answer)) : -1;
-	close(poll_fd.fd);
-	if (got != (ssize_t)sizeof(answer)) {
-		if (ready <= 0) {
-			snprintf(why, size,
-				 "no answer in %d s from optrace's helper (process %d) loading %s "
-				 "into process %d; it is left to finish",
-				 ANSWER_TIMEOUT_MS / 1000, helper, base_name(request->library),
-				 pid);
-			return -ETIMEDOUT;
-		}
-		waitpid(helper, &status, 0);
+	err = await_answer(fd, &answer);
+	close(fd);
+	if (err == -EINTR) {
+		snprintf(why, size,
+			 "interrupted while optrace's helper (process %d) loads %s into process "
+			 "%d: the helper finishes alone and puts its thread back; run optrace "
+			 "again to record it",
+			 helper, name, pid);
+		return err;
+	}
+	if (err == -ETIMEDOUT) {
+		snprintf(why, size,
+			 "no answer in %d s from optrace's helper (process %d) loading %s into "
+			 "process %d; it is left to finish: see whether process %d runs (kill "
+			 "the helper if it stays)",
+			 ANSWER_TIMEOUT_MS / 1000, helper, name, pid, pid);
+		return err;
+	}
+	if (err) {
+		reap_helper(helper, &status);
 		snprintf(why, size, "optrace's helper loading %s into process %d died (status %#x)",
-			 base_name(request->library), pid, status);
+			 name, pid, status);
 		return -EIO;
 	}
 	if (!answer.hung)
-		waitpid(helper, &status, 0);
+		reap_helper(helper, &status);
 	snprintf(why, size, "%s", answer.why);
 	return answer.err;
 }

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "trace/batch_read.h"
 #include "trace/elf_symbols.h"
+#include "trace/process_read.h"
 #include "trace/runtime_info.h"
 #include "trace/targets.h"
 
