@@ -249,7 +249,8 @@ OPTRACE_SHARED_OBJS := $(patsubst %.c,$(OUTPUT)/userspace/shared/%.o,\
 # (cli/serve_exec.c): the other commands load none of them. Its other objects are the
 # stages' and serve's own (cli/serve_main.c its main).
 SERVE_ONLY_SRCS := userspace/cli/serve.c userspace/cli/serve_main.c userspace/session/web_config.c \
-	userspace/session/web_auth.c userspace/session/http_server.c userspace/output/prometheus.c
+	userspace/session/web_auth.c userspace/session/http_server.c userspace/session/serve_metrics.c \
+	userspace/output/prometheus.c
 OPTRACE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out $(SERVE_ONLY_SRCS),$(OPTRACE_SRCS))) \
 	$(OPTRACE_SHARED_OBJS)
 OPTRACE_SERVE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(filter-out userspace/cli/%,$(OPTRACE_SRCS)) \
@@ -397,7 +398,7 @@ $(DEMO): $(DEMO_CUDA_OBJS) $(DEMO_CUDA_STAMP)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 # The unit tests link every userspace module but those that need BPF, a server's libraries or main().
 USERSPACE_BPF_SRCS := $(wildcard userspace/cli/*.c) \
-	$(addprefix userspace/session/,stat_live.c stat_read.c cuda.c web_auth.c http_server.c \
+	$(addprefix userspace/session/,stat_live.c stat_read.c cuda.c web_auth.c http_server.c serve_metrics.c \
 		recorder.c) \
 	$(addprefix userspace/trace/,attach.c uprobe_multi.c tracer.c)
 USERSPACE_PURE_SRCS := $(filter-out $(USERSPACE_BPF_SRCS),$(OPTRACE_SRCS))

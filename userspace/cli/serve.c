@@ -10,7 +10,6 @@
 #define _GNU_SOURCE
 #include <argp.h>
 #include <arpa/inet.h>
-#include <bpf/bpf.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -25,18 +24,17 @@
 #include <unistd.h>
 
 #include "common/diag.h"
-#include "common/idmap.h"
 #include "cli/commands.h"
 #include "cli/common_flags.h"
 #include "cli/tracer_flags.h"
 #include "session/http_server.h"
+#include "session/serve_metrics.h"
 #include "session/web_config.h"
 #include "trace/setup.h"
 #include "stat.skel.h"
 #include "session/stat_live.h"
 #include "output/prometheus.h"
 #include "trace/tracer.h"
-#include "trace/view_read.h"
 
 #define TICK_MS 100
 #define DEFAULT_LISTEN "127.0.0.1:9464"
@@ -53,13 +51,12 @@ static struct {
  * what both use: the kernel's maps as a whole, the ranks, the departed.
  */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct stat_bpf *skel_now;
 
 /* --web-config's TLS and users (none: plain HTTP, no authentication). */
 static struct web_config web;
 
-/* Processes that exited: (tgid, 0) -> since when (CLOCK_MONOTONIC ns). */
-static struct idmap departed;
+/* The metrics and the retention of the processes that exited. */
+static struct serve_metrics metrics;
 
 static const char doc[] =
 	"Count the operations of live runtimes in the kernel, as stat does, and\n"
@@ -145,28 +142,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 /* ---- the HTTP side ------------------------------------------------------------ */
 
-static bool exited(void *ctx, __u32 tgid)
-{
-	(void)ctx;
-	return idmap_get(&departed, tgid, 0) != NULL;
-}
-
-/* Read from the process's thread views, not the maps: what is open now. */
-static bool oldest_open(void *ctx, __u32 tgid, uint64_t *op_ns, uint64_t *point_ns)
-{
-	struct process_view view;
-	struct view_oldest oldest;
-
-	(void)ctx;
-	if (view_read_process((pid_t)tgid, &view, VIEW_READ_AGES))
-		return false;
-	process_view_oldest(&view, &oldest);
-	*op_ns = oldest.op_ns;
-	*point_ns = oldest.point_ns;
-	process_view_free(&view);
-	return true;
-}
-
 static void reply_text(struct http_answer *answer, unsigned int status, const char *text)
 {
 	*answer = (struct http_answer){ status, "text/plain; charset=utf-8", (char *)text,
@@ -176,30 +151,14 @@ static void reply_text(struct http_answer *answer, unsigned int status, const ch
 /* A scrape: the maps read into a snapshot, written out. */
 static void reply_metrics(struct http_answer *answer)
 {
-	const struct prometheus_options options = { .exited = exited, .oldest_open = oldest_open };
-	struct stat_snapshot snapshot;
 	char *text = NULL;
 	size_t length = 0;
-	FILE *out;
 	int err;
 
-	out = open_memstream(&text, &length);
-	if (!out) {
-		reply_text(answer, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-		return;
-	}
 	pthread_mutex_lock(&lock);
-	err = stat_snapshot_take(skel_now, &snapshot, false);
-	if (!err) {
-		err = prometheus_write(out, &snapshot, &options);
-		stat_snapshot_free(&snapshot);
-	}
+	err = serve_metrics_write(&metrics, &text, &length);
 	pthread_mutex_unlock(&lock);
-	if (fclose(out) && !err)
-		err = -ENOMEM;
 	if (err) {
-		free(text);
-		diag("cannot read the kernel's aggregates: %s", strerror(-err));
 		reply_text(answer, MHD_HTTP_INTERNAL_SERVER_ERROR,
 			   "cannot read the kernel's aggregates\n");
 		return;
@@ -286,66 +245,6 @@ static void warn_if_open(const char *bound)
 	     web.user_count ? "" : "authentication");
 }
 
-/* ---- retention ------------------------------------------------------------------ */
-
-static bool process_alive(__u32 tgid)
-{
-	return kill((pid_t)tgid, 0) == 0 || errno == EPERM;
-}
-
-/*
- * Each second: the processes that exited start their retention, and those
- * whose retention passed are forgotten. A pid that comes back (the kernel
- * gave it to a new process) goes on in its predecessor's series.
- */
-static void sweep(struct stat_bpf *skel)
-{
-	int fd = bpf_map__fd(skel->maps.processes);
-	__u64 now = tracer_now_ns(), retention_ns = (__u64)env.retention_s * 1000000000ULL;
-	__u32 key, *previous = NULL, *expired;
-	size_t expired_count = 0;
-
-	while (bpf_map_get_next_key(fd, previous, &key) == 0) {
-		__u64 *since;
-
-		previous = &key;
-		if (process_alive(key)) {
-			free(idmap_remove(&departed, key, 0));
-			continue;
-		}
-		if (idmap_get(&departed, key, 0))
-			continue;
-		since = malloc(sizeof(*since));
-		if (!since)
-			continue;
-		*since = now;
-		if (idmap_put(&departed, key, 0, since))
-			free(since);
-	}
-	expired = calloc(departed.count ? departed.count : 1, sizeof(*expired));
-	if (!expired)
-		return;
-	for (size_t i = 0; i < departed.capacity; i++) {
-		const struct idmap_slot *slot = &departed.slots[i];
-
-		if (slot->value && now - *(const __u64 *)slot->value >= retention_ns)
-			expired[expired_count++] = slot->tgid;
-	}
-	stat_forget_processes(skel, expired, expired_count);
-	for (size_t i = 0; i < expired_count; i++)
-		free(idmap_remove(&departed, expired[i], 0));
-	if (diag_verbosity() && expired_count)
-		diag("%zu exited processes forgotten", expired_count);
-	free(expired);
-}
-
-static void departed_free(void)
-{
-	for (size_t i = 0; i < departed.capacity; i++)
-		free(departed.slots[i].value);
-	idmap_free(&departed);
-}
-
 int cmd_serve(int argc, char **argv)
 {
 	/* -v shows libmicrohttpd's messages too (start_http()). */
@@ -381,7 +280,7 @@ int cmd_serve(int argc, char **argv)
 		close(fd);
 		return 1;
 	}
-	skel_now = skel;
+	serve_metrics_init(&metrics, skel, env.retention_s);
 	err = stat_attach(&tracer, skel, &targets, common_flags.cuda, common_flags.quiet);
 	if (err) {
 		close(fd);
@@ -413,7 +312,7 @@ int cmd_serve(int argc, char **argv)
 		tracer_rescan(&tracer);
 		pthread_mutex_lock(&lock);
 		stat_catch_up(skel, &tracer);
-		sweep(skel);
+		serve_metrics_sweep(&metrics);
 		pthread_mutex_unlock(&lock);
 	}
 
@@ -422,7 +321,7 @@ cleanup:
 	http_server_stop(http);
 	tracer_finish(&tracer, true);
 	stat_bpf__destroy(skel);
-	departed_free();
+	serve_metrics_free(&metrics);
 	web_config_free(&web);
 	return err ? 1 : 0;
 }
