@@ -87,7 +87,7 @@ static error_t parse_flag(int key, char *arg, struct argp_state *state)
 		common_flags.show_helpers = true;
 		return 0;
 	case OPT_FORCE:
-		out_file_allow_shared(true);
+		common_flags.force = true;
 		return 0;
 	case OPT_GPU_FILE:
 		common_flags.gpu_file = arg;

@@ -19,12 +19,12 @@ enum common_flag {
 	COMMON_JSON = 1 << 4,	      /* --json */
 	COMMON_WIDE = 1 << 5,	      /* --wide */
 	COMMON_SHOW_HELPERS = 1 << 6, /* --show-helpers */
-	COMMON_FORCE = 1 << 7,	      /* --force: out_file_allow_shared() */
+	COMMON_FORCE = 1 << 7,	      /* --force: common/outfile.h's out_policy */
 	COMMON_GPU_FILE = 1 << 8,     /* --gpu=FILE */
 	COMMON_NO_LEGEND = 1 << 9,    /* --no-legend */
 };
 
-/* What the command line gave; -v counts in diag_verbosity(), --force in common/outfile.c. */
+/* What the command line gave; -v counts in diag_verbosity(). */
 struct common_flags {
 	bool quiet;
 	long duration_ms; /* 0: until stopped */
@@ -34,6 +34,7 @@ struct common_flags {
 	bool show_helpers;
 	bool no_legend;	      /* tables without the # lines that explain them */
 	const char *gpu_file; /* an OPTRACE_GPU_FILE to merge in */
+	bool force;	      /* outputs where others could change them (common/outfile.h) */
 };
 
 extern struct common_flags common_flags;

@@ -183,6 +183,7 @@ int cmd_export(int argc, char **argv)
 	export.path_count = (size_t)env.path_count;
 	export.output = env.output;
 	export.gpu_file = common_flags.gpu_file;
+	export.force = common_flags.force;
 	export.show_helpers = common_flags.show_helpers;
 	export.internal = env.internal;
 	export.legion_version = env.legion_version ? env.legion_version : LEGION_PROF_VERSION;

@@ -165,11 +165,11 @@ int cmd_record(int argc, char **argv)
 		.no_gpu = env.no_gpu,
 		.cuda = common_flags.cuda,
 		.quiet = common_flags.quiet,
+		.force = common_flags.force,
 		.duration_ms = common_flags.duration_ms,
 		.capture_format = env.capture_format,
 		.targets = &targets,
 	};
-	out_file_named_by("-o");
 	err = recorder_open(&recorder, &options);
 	if (!recorder)
 		return 1;

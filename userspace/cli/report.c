@@ -103,7 +103,8 @@ static int dump(const char *const *inputs, int input_count)
 
 	/* Ctrl-C leaves no half-written file behind (nor touches an earlier one). */
 	out_file_remove_on_signals();
-	err = export_output_open(&output, env.output, EXPORT_PRINT, inputs, input_count);
+	err = export_output_open(&output, env.output, EXPORT_PRINT, common_flags.force, inputs,
+				 input_count);
 	if (err)
 		return err;
 	err = capture_dump(output.out, env.path, env.dump_records);
@@ -138,6 +139,7 @@ int cmd_report(int argc, char **argv)
 	if (env.dump)
 		return dump(inputs, report.input_count) ? 1 : 0;
 	report.path_count = env.path_count;
+	report.force = common_flags.force;
 	report.output = env.output;
 	report.gpu_file = common_flags.gpu_file;
 	report.show_helpers = common_flags.show_helpers;

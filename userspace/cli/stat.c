@@ -302,10 +302,11 @@ static int run(int argc, char **argv, const struct argp *argp)
 		/* Opened before the command starts, which must not inherit it. */
 		int fd;
 
-		out_file_named_by("-o");
+		const struct out_policy policy = { .force = common_flags.force, .named_by = "-o" };
+
 		/* One report: put in place once whole; one per interval: there as they come. */
-		fd = out_file_open(&output, env.output, env.interval_ms ? OUT_FILE_NOW : 0, NULL,
-				   0);
+		fd = out_file_open(&output, &policy, env.output, env.interval_ms ? OUT_FILE_NOW : 0,
+				   NULL, 0);
 
 		env.out = fd < 0 ? NULL : fdopen(fd, "w");
 		if (!env.out) {

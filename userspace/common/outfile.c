@@ -30,11 +30,11 @@
 /* Temporary files at once: one per Legion Prof log (4096 processes at most), or one. */
 #define TEMPS_MAX 4100
 
-static bool allow_shared;
-static const char *named_by; /* the option that named the outputs, or NULL */
+static const struct out_policy default_policy;
 
 /* diag(), "-o: " in front where an option named the output: what the user should change. */
-static void __attribute__((format(printf, 1, 2))) out_diag(const char *format, ...)
+static void __attribute__((format(printf, 2, 3)))
+out_diag(const struct out_policy *policy, const char *format, ...)
 {
 	char message[900];
 	va_list args;
@@ -42,8 +42,8 @@ static void __attribute__((format(printf, 1, 2))) out_diag(const char *format, .
 	va_start(args, format);
 	vsnprintf(message, sizeof(message), format, args);
 	va_end(args);
-	if (named_by)
-		diag("%s: %s", named_by, message);
+	if (policy->named_by)
+		diag("%s: %s", policy->named_by, message);
 	else
 		diag("%s", message);
 }
@@ -90,16 +90,6 @@ void out_file_remove_on_signals(void)
 	sigaction(SIGINT, &action, NULL);
 	sigaction(SIGTERM, &action, NULL);
 	sigaction(SIGHUP, &action, NULL);
-}
-
-void out_file_allow_shared(bool allow)
-{
-	allow_shared = allow;
-}
-
-void out_file_named_by(const char *option)
-{
-	named_by = option;
 }
 
 static bool same_as_input(const struct stat *st, const char *const *inputs, int input_count)
@@ -165,6 +155,7 @@ static bool shared(const struct stat *st)
  * the kernel's own resolution is never asked to follow one.
  */
 struct walk {
+	const struct out_policy *policy;
 	int dir;	      /* the folder reached; -1 before the first */
 	char shown[PATH_MAX]; /* its path as walked, for messages */
 	int links;	      /* links followed, at most as many as the kernel's */
@@ -218,7 +209,7 @@ static int walk_to(struct walk *w, int fd)
 	struct stat st;
 
 	if (fd < 0) {
-		out_diag("cannot open the folder %s: %s", w->shown, strerror(-fd));
+		out_diag(w->policy, "cannot open the folder %s: %s", w->shown, strerror(-fd));
 		return fd;
 	}
 	if (w->dir >= 0)
@@ -227,11 +218,12 @@ static int walk_to(struct walk *w, int fd)
 	if (fstat(fd, &st))
 		return -errno;
 	if (!S_ISDIR(st.st_mode)) {
-		out_diag("%s is not a directory: give the folder to write in", w->shown);
+		out_diag(w->policy, "%s is not a directory: give the folder to write in", w->shown);
 		return -ENOTDIR;
 	}
 	if (shared(&st)) {
-		out_diag("%s can be changed by another user (uid %u owns it, mode %04o): a file "
+		out_diag(w->policy,
+			 "%s can be changed by another user (uid %u owns it, mode %04o): a file "
 			 "optrace writes there could be swapped or read; write into a folder only "
 			 "root and you can change, or give --force",
 			 w->shown, (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777));
@@ -250,21 +242,22 @@ static int walk_link(struct walk *w, const char *name, const struct stat *link, 
 	int err;
 
 	if (!ours(link->st_uid)) {
-		out_diag("%s%s%s is a symbolic link of another user (uid %u): optrace follows no "
+		out_diag(w->policy,
+			 "%s%s%s is a symbolic link of another user (uid %u): optrace follows no "
 			 "link someone else could have planted on the way to an output; give the "
 			 "path it points to, or --force",
 			 w->shown, separator(w), name, (unsigned int)link->st_uid);
 		return -ELOOP;
 	}
 	if (++w->links > WALK_LINKS_MAX) {
-		out_diag("%s%s%s: too many symbolic links on the way", w->shown, separator(w),
-			 name);
+		out_diag(w->policy, "%s%s%s: too many symbolic links on the way", w->shown,
+			 separator(w), name);
 		return -ELOOP;
 	}
 	length = readlinkat(w->dir, name, target, sizeof(target) - 1);
 	if (length < 0) {
 		err = -errno;
-		out_diag("cannot read the link %s%s%s: %s", w->shown, separator(w), name,
+		out_diag(w->policy, "cannot read the link %s%s%s: %s", w->shown, separator(w), name,
 			 strerror(-err));
 		return err;
 	}
@@ -296,8 +289,8 @@ static int walk_components(struct walk *w, const char *path)
 			continue;
 		if (fstatat(w->dir, name, &st, AT_SYMLINK_NOFOLLOW)) {
 			err = -errno;
-			out_diag("cannot open the folder %s%s%s: %s", w->shown, separator(w), name,
-				 strerror(-err));
+			out_diag(w->policy, "cannot open the folder %s%s%s: %s", w->shown,
+				 separator(w), name, strerror(-err));
 			break;
 		}
 		if (S_ISLNK(st.st_mode)) {
@@ -310,7 +303,8 @@ static int walk_components(struct walk *w, const char *path)
 		shown_append(w, name);
 		if (fd == -ENOTDIR || fd == -ELOOP) {
 			/* never a folder, or a link since the look above: not written into */
-			out_diag("%s is not a directory (or was just replaced by a link): give the "
+			out_diag(w->policy,
+				 "%s is not a directory (or was just replaced by a link): give the "
 				 "folder to write in",
 				 w->shown);
 			err = fd;
@@ -326,9 +320,9 @@ static int walk_components(struct walk *w, const char *path)
  * The folder at path walked as above; a descriptor that can also be read
  * (export --legion lists its folder), or a negative errno, said.
  */
-static int walk_folder(const char *path)
+static int walk_folder(const struct out_policy *policy, const char *path)
 {
-	struct walk w = { .dir = -1 };
+	struct walk w = { .policy = policy, .dir = -1 };
 	int err, fd;
 
 	/* A relative path from here: the working folder is checked, not the way to it. */
@@ -348,7 +342,7 @@ static int walk_folder(const char *path)
 		return w.dir; /* a folder we may only pass through: written into all the same */
 	if (fd < 0) {
 		err = -errno;
-		out_diag("cannot open the folder %s: %s", path, strerror(-err));
+		out_diag(policy, "cannot open the folder %s: %s", path, strerror(-err));
 		goto fail;
 	}
 	close(w.dir);
@@ -360,20 +354,21 @@ fail:
 }
 
 /* The folder path: walked and checked, or (--force) opened as the kernel resolves it. */
-static int open_folder(const char *path)
+static int open_folder(const struct out_policy *policy, const char *path)
 {
 	struct stat st;
 	int dir, err;
 
-	if (!allow_shared)
-		return walk_folder(path);
+	if (!policy->force)
+		return walk_folder(policy, path);
 	dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0 || fstat(dir, &st)) {
 		err = -errno;
 		if (err == -ENOTDIR)
-			out_diag("%s is not a directory: give the folder to write in", path);
+			out_diag(policy, "%s is not a directory: give the folder to write in",
+				 path);
 		else
-			out_diag("cannot open the folder %s: %s", path, strerror(-err));
+			out_diag(policy, "cannot open the folder %s: %s", path, strerror(-err));
 		if (dir >= 0)
 			close(dir);
 		return err;
@@ -381,7 +376,7 @@ static int open_folder(const char *path)
 	return dir;
 }
 
-int out_dir_open(const char *path, bool *made)
+int out_dir_open(const struct out_policy *policy, const char *path, bool *made)
 {
 	char *copy = strdup(path), *base_copy = strdup(path);
 	int parent = -1, err;
@@ -392,7 +387,9 @@ int out_dir_open(const char *path, bool *made)
 		goto done;
 	}
 	/* Made in its parent, reached as any output's folder is, then walked to itself. */
-	parent = open_folder(dirname(copy));
+	if (!policy)
+		policy = &default_policy;
+	parent = open_folder(policy, dirname(copy));
 	if (parent < 0) {
 		err = parent;
 		goto done;
@@ -400,10 +397,10 @@ int out_dir_open(const char *path, bool *made)
 	*made = !mkdirat(parent, basename(base_copy), 0755);
 	if (!*made && errno != EEXIST) {
 		err = -errno;
-		out_diag("cannot create %s: %s", path, strerror(-err));
+		out_diag(policy, "cannot create %s: %s", path, strerror(-err));
 		goto done;
 	}
-	err = open_folder(path);
+	err = open_folder(policy, path);
 done:
 	if (parent >= 0)
 		close(parent);
@@ -467,11 +464,12 @@ static int create_temp(struct out_file *out, const char *dir_path, unsigned int 
 	}
 	fd = -errno;
 	if (fd == -EEXIST && flags & OUT_FILE_PARTIAL)
-		out_diag("%s exists: left by a recorder that is still running or was killed "
+		out_diag(&out->policy,
+			 "%s exists: left by a recorder that is still running or was killed "
 			 "(optrace report reads it); move or remove it, or give another -o",
 			 out->temp);
 	else
-		out_diag("cannot create %s: %s", out->temp, strerror(-fd));
+		out_diag(&out->policy, "cannot create %s: %s", out->temp, strerror(-fd));
 	return fd;
 }
 
@@ -482,20 +480,22 @@ static int check_existing(struct out_file *out, const struct stat *st, const cha
 	struct stat target;
 
 	if (S_ISDIR(st->st_mode)) {
-		out_diag("%s is a directory: give the file to write", out->path);
+		out_diag(&out->policy, "%s is a directory: give the file to write", out->path);
 		return -EISDIR;
 	}
 	/* A link is replaced, not written through; one to an input is a mistake all the same. */
 	if (same_as_input(st, inputs, input_count) ||
 	    (S_ISLNK(st->st_mode) && !fstatat(out->dir, out->name, &target, 0) &&
 	     same_as_input(&target, inputs, input_count))) {
-		out_diag("%s is also an input of this command, which would destroy it: give "
+		out_diag(&out->policy,
+			 "%s is also an input of this command, which would destroy it: give "
 			 "another output",
 			 out->path);
 		return -EINVAL;
 	}
-	if (!ours(st->st_uid) && !allow_shared) {
-		out_diag("%s belongs to another user (uid %u): optrace neither writes into nor "
+	if (!ours(st->st_uid) && !out->policy.force) {
+		out_diag(&out->policy,
+			 "%s belongs to another user (uid %u): optrace neither writes into nor "
 			 "replaces it; give another output",
 			 out->path, (unsigned int)st->st_uid);
 		return -EPERM;
@@ -503,7 +503,7 @@ static int check_existing(struct out_file *out, const struct stat *st, const cha
 	if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode))
 		return 1;
 	if (!S_ISREG(st->st_mode) && !S_ISLNK(st->st_mode)) {
-		out_diag("%s is not a file: give the file to write", out->path);
+		out_diag(&out->policy, "%s is not a file: give the file to write", out->path);
 		return -EINVAL;
 	}
 	return 0;
@@ -541,7 +541,7 @@ static int open_in(struct out_file *out, const char *dir_path, unsigned int flag
 		fd = openat(out->dir, out->name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0) {
 			fd = -errno;
-			out_diag("cannot open %s: %s", out->path, strerror(-fd));
+			out_diag(&out->policy, "cannot open %s: %s", out->path, strerror(-fd));
 		}
 		return fd;
 	}
@@ -554,7 +554,7 @@ static int open_in(struct out_file *out, const char *dir_path, unsigned int flag
 	if (flags & OUT_FILE_NOW && renameat(out->dir, out->temp_name, out->dir, out->name)) {
 		int err = -errno;
 
-		out_diag("cannot create %s: %s", out->path, strerror(-err));
+		out_diag(&out->policy, "cannot create %s: %s", out->path, strerror(-err));
 		unlinkat(out->dir, out->temp_name, 0);
 		close(fd);
 		return err;
@@ -568,12 +568,14 @@ static int open_in(struct out_file *out, const char *dir_path, unsigned int flag
 	return fd;
 }
 
-int out_file_openat(struct out_file *out, int dir, const char *dir_path, const char *name,
-		    unsigned int flags, const char *const *inputs, int input_count)
+int out_file_openat(struct out_file *out, const struct out_policy *policy, int dir,
+		    const char *dir_path, const char *name, unsigned int flags,
+		    const char *const *inputs, int input_count)
 {
 	int fd;
 
 	memset(out, 0, sizeof(*out));
+	out->policy = policy ? *policy : default_policy;
 	out->dir_shared = flags & OUT_FILE_SHARED_DIR;
 	out->dir = out->dir_shared ? dir : fcntl(dir, F_DUPFD_CLOEXEC, 0);
 	out->name = strdup(name);
@@ -587,13 +589,14 @@ int out_file_openat(struct out_file *out, int dir, const char *dir_path, const c
 	return fd;
 }
 
-int out_file_open(struct out_file *out, const char *path, unsigned int flags,
-		  const char *const *inputs, int input_count)
+int out_file_open(struct out_file *out, const struct out_policy *policy, const char *path,
+		  unsigned int flags, const char *const *inputs, int input_count)
 {
 	char *copy = strdup(path), *base_copy = strdup(path), *dir_path, *name;
 	int fd;
 
 	memset(out, 0, sizeof(*out));
+	out->policy = policy ? *policy : default_policy;
 	out->dir = -1;
 	out->path = strdup(path);
 	if (!copy || !base_copy || !out->path) {
@@ -605,13 +608,14 @@ int out_file_open(struct out_file *out, const char *path, unsigned int flags,
 		fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (fd < 0) {
 			fd = -errno;
-			out_diag("cannot open %s: %s", path, strerror(-fd));
+			out_diag(&out->policy, "cannot open %s: %s", path, strerror(-fd));
 			goto done;
 		}
 		/* By what it is, not its name: the input itself, given as one of our descriptors.
 		 */
 		if (is_input_fd(fd, inputs, input_count)) {
 			out_diag(
+				&out->policy,
 				"%s is also an input of this command, which would destroy it: give "
 				"another output",
 				path);
@@ -623,12 +627,12 @@ int out_file_open(struct out_file *out, const char *path, unsigned int flags,
 	dir_path = dirname(copy);
 	name = basename(base_copy);
 	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || path[strlen(path) - 1] == '/') {
-		out_diag("%s is a directory: give the file to write", path);
+		out_diag(&out->policy, "%s is a directory: give the file to write", path);
 		fd = -EISDIR;
 		goto done;
 	}
 	out->name = strdup(name);
-	out->dir = open_folder(dir_path);
+	out->dir = open_folder(&out->policy, dir_path);
 	if (!out->name || out->dir < 0) {
 		fd = out->dir < 0 ? out->dir : -ENOMEM;
 		goto done;
@@ -648,8 +652,8 @@ int out_file_commit(struct out_file *out)
 
 	if (out->temp_name && renameat(out->dir, out->temp_name, out->dir, out->name)) {
 		err = -errno;
-		out_diag("cannot rename %s to %s: %s; the output is in %s", out->temp, out->path,
-			 strerror(-err), out->temp);
+		out_diag(&out->policy, "cannot rename %s to %s: %s; the output is in %s", out->temp,
+			 out->path, strerror(-err), out->temp);
 	}
 	out_file_free(out);
 	return err;

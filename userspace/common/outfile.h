@@ -7,7 +7,7 @@
  *    relative to the folder before it and checked on its descriptor: a
  *    folder that another user owns, or can write without the sticky bit,
  *    is refused, and so is a symbolic link anywhere on the way unless root
- *    or we own it, unless out_file_allow_shared() (--force);
+ *    or we own it, unless the policy says force (--force);
  *  - the contents go to a temporary file of an unguessable name made in
  *    it with O_CREAT | O_EXCL | O_NOFOLLOW, renamed over the output once
  *    whole (out_file_commit: renameat replaces a link or a planted file,
@@ -24,13 +24,25 @@
 
 #include <stdbool.h>
 
+/*
+ * What the command asked of its outputs, passed with each (NULL: the
+ * defaults): force (--force) uses folders other users can write, and their
+ * symbolic links to folders, anyway; named_by, the option that named the
+ * output ("-o"), starts every message, as what the user should change.
+ */
+struct out_policy {
+	bool force;
+	const char *named_by;
+};
+
 struct out_file {
 	char *path;	 /* the output as given, for messages */
 	char *temp;	 /* where the contents go until committed, for messages; NULL: in place */
 	int dir;	 /* the output's folder, opened once; -1: none (in place) */
 	char *name;	 /* the output's name in dir */
 	char *temp_name; /* the temporary file's name in dir */
-	bool dir_shared; /* dir is the caller's (OUT_FILE_SHARED_DIR): not closed here */
+	struct out_policy policy; /* as opened with */
+	bool dir_shared;	  /* dir is the caller's (OUT_FILE_SHARED_DIR): not closed here */
 };
 
 /*
@@ -52,12 +64,6 @@ struct out_file {
  */
 #define OUT_FILE_SHARED_DIR 4u
 
-/* --force: folders other users can write, their symbolic links to folders, are used anyway. */
-void out_file_allow_shared(bool allow);
-
-/* The option that names the outputs ("-o"): every message then starts with it. */
-void out_file_named_by(const char *option);
-
 /*
  * Creates the file where path's new contents go (with the group and the
  * permissions, never a setuid, setgid or sticky bit, of the file it will
@@ -66,11 +72,12 @@ void out_file_named_by(const char *option);
  * with a message printed: path is a directory, the same file as one of the
  * input_count inputs, in a folder refused above, or cannot be created.
  */
-int out_file_open(struct out_file *out, const char *path, unsigned int flags,
-		  const char *const *inputs, int input_count);
+int out_file_open(struct out_file *out, const struct out_policy *policy, const char *path,
+		  unsigned int flags, const char *const *inputs, int input_count);
 /* The same for name in the folder dir (from out_dir_open(); dir_path for messages). */
-int out_file_openat(struct out_file *out, int dir, const char *dir_path, const char *name,
-		    unsigned int flags, const char *const *inputs, int input_count);
+int out_file_openat(struct out_file *out, const struct out_policy *policy, int dir,
+		    const char *dir_path, const char *name, unsigned int flags,
+		    const char *const *inputs, int input_count);
 
 /*
  * Opens the folder path for outputs, making it (0755) if there is none
@@ -78,7 +85,7 @@ int out_file_openat(struct out_file *out, int dir, const char *dir_path, const c
  * symbolic link, something else than a folder, or a folder refused above
  * is refused.
  */
-int out_dir_open(const char *path, bool *made);
+int out_dir_open(const struct out_policy *policy, const char *path, bool *made);
 
 /* Renames the contents over the output (close the descriptor first). 0 or -errno, said. */
 int out_file_commit(struct out_file *out);

@@ -37,6 +37,7 @@ struct export_options {
 	const char *gpu_file;	   /* an OPTRACE_GPU_FILE to merge, or NULL */
 	const char *const *inputs; /* every file read: no output may replace one */
 	int input_count;
+	bool force; /* --force: common/outfile.h's out_policy */
 	bool show_helpers;
 	bool internal; /* helpers' library-internal call sites */
 	/* report */

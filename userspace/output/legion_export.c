@@ -214,7 +214,8 @@ static int open_files(struct exporter *exporter)
 
 	if (err)
 		return err;
-	exporter->directory = out_dir_open(options->directory, &exporter->made_directory);
+	exporter->directory = out_dir_open(&(struct out_policy){ .force = options->force },
+					   options->directory, &exporter->made_directory);
 	if (exporter->directory < 0)
 		return exporter->directory;
 	for (size_t i = 0; i < exporter->process_count; i++) {
@@ -236,7 +237,8 @@ static int open_files(struct exporter *exporter)
 		process->exporter = exporter;
 		make_room(exporter);
 		/* the folder's descriptor serves every log: one descriptor a log at most */
-		fd = out_file_openat(&process->out, exporter->directory, options->directory, name,
+		fd = out_file_openat(&process->out, &(struct out_policy){ .force = options->force },
+				     exporter->directory, options->directory, name,
 				     OUT_FILE_SHARED_DIR, options->inputs, options->input_count);
 		if (fd < 0)
 			return fd;
@@ -422,6 +424,7 @@ static int export_first_pass(void *state, struct export_job *job)
 		.gpu_file = options->gpu_file,
 		.inputs = options->inputs,
 		.input_count = options->input_count,
+		.force = options->force,
 	};
 	legion->exporter.options = &legion->options;
 	legion->exporter.directory = -1;

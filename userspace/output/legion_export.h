@@ -25,6 +25,7 @@ struct legion_export_options {
 	const char *gpu_file;	   /* an OPTRACE_GPU_FILE to merge, or NULL */
 	const char *const *inputs; /* every file read: no log may replace one */
 	int input_count;
+	bool force; /* --force: common/outfile.h's out_policy */
 };
 
 /*

@@ -21,8 +21,9 @@
 #include "session/export_run.h"
 
 int export_output_open(struct export_output *output, const char *path, enum export_target target,
-		       const char *const *inputs, int input_count)
+		       bool force, const char *const *inputs, int input_count)
 {
+	const struct out_policy policy = { .force = force, .named_by = "-o" };
 	int err, fd;
 
 	memset(output, 0, sizeof(*output));
@@ -32,8 +33,7 @@ int export_output_open(struct export_output *output, const char *path, enum expo
 		output->out = stdout;
 		return 0;
 	}
-	out_file_named_by("-o");
-	fd = out_file_open(&output->file, path, 0, inputs, input_count);
+	fd = out_file_open(&output->file, &policy, path, 0, inputs, input_count);
 	if (fd < 0)
 		return fd;
 	output->out = fdopen(fd, "w");
@@ -100,8 +100,8 @@ int export_run(const struct export_format *format, const struct export_options *
 	if (!err && options->gpu_file)
 		err = replay_add_gpu_file(&replay, options->gpu_file);
 	if (!err && format->target != EXPORT_FOLDER) {
-		err = export_output_open(&output, options->output, format->target, options->inputs,
-					 options->input_count);
+		err = export_output_open(&output, options->output, format->target, options->force,
+					 options->inputs, options->input_count);
 		opened = !err;
 		job.out = output.out;
 	}
@@ -138,6 +138,7 @@ int legion_export(char *const *paths, int path_count, const struct legion_export
 		.internal = legion->internal,
 		.legion_version = legion->version,
 		.python = legion->python,
+		.force = legion->force,
 	};
 
 	return export_run(export_format_find("legion"), &options);

@@ -30,7 +30,7 @@ struct export_output {
  * 0, or a negative errno with a message printed.
  */
 int export_output_open(struct export_output *output, const char *path, enum export_target target,
-		       const char *const *inputs, int input_count);
+		       bool force, const char *const *inputs, int input_count);
 
 /*
  * Closes the output: err 0 puts it in place, any other leaves what was

@@ -172,7 +172,8 @@ static int open_capture(struct recorder *r)
 	 * that fails leaves an earlier OUTPUT as it was, one killed leaves
 	 * what it recorded under the .partial name.
 	 */
-	fd = out_file_open(&r->output, o->output, OUT_FILE_PARTIAL, NULL, 0);
+	fd = out_file_open(&r->output, &(struct out_policy){ .force = o->force, .named_by = "-o" },
+			   o->output, OUT_FILE_PARTIAL, NULL, 0);
 	if (fd < 0)
 		return fd;
 	err = capture_writer_fdopen(&writer, fd, &writer_opts);

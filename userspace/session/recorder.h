@@ -25,6 +25,7 @@ struct recorder_options {
 	bool no_gpu;		 /* the optrace_gpu probes left alone */
 	bool cuda;		 /* the GPU collector given to the targets (session/cuda.h) */
 	bool quiet;		 /* no status line, no "wrote" */
+	bool force;		 /* --force: common/outfile.h's out_policy */
 	long duration_ms;	 /* 0: until Ctrl-C, SIGTERM or the targets' end */
 	uint16_t capture_format; /* 0: the newest */
 	/* The targets (trace/tracer.h's): attached to, and described in the capture's header. */
