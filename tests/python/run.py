@@ -7,6 +7,8 @@ with unittest and ends with one line that tests/run.sh reads:
 
 Under CI=true a skipped test counts as failed, as the Check suites' do.
 Needs the optrace module on PYTHONPATH (tests/run.sh sets it).
+
+    tests/python/run.py [FILE.py ...]    (default: every one)
 """
 
 import os
@@ -19,13 +21,21 @@ def main():
     sys.dont_write_bytecode = True
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
     here = os.path.dirname(os.path.abspath(__file__))
-    suite = unittest.defaultTestLoader.discover(here, pattern="test_*.py",
-                                                top_level_dir=here)
-    adapters = os.path.join(os.path.dirname(os.path.dirname(here)), "adapters")
-    for name in sorted(os.listdir(adapters)) if os.path.isdir(adapters) else ():
-        folder = os.path.join(adapters, name)
-        suite.addTests(unittest.defaultTestLoader.discover(folder, pattern="test_*.py",
-                                                           top_level_dir=folder))
+    if len(sys.argv) > 1:
+        # The files named: each loaded from its folder, as discovery would.
+        suite = unittest.TestSuite()
+        for path in sys.argv[1:]:
+            folder, name = os.path.split(os.path.abspath(path))
+            suite.addTests(unittest.defaultTestLoader.discover(folder, pattern=name,
+                                                               top_level_dir=folder))
+    else:
+        suite = unittest.defaultTestLoader.discover(here, pattern="test_*.py",
+                                                    top_level_dir=here)
+        adapters = os.path.join(os.path.dirname(os.path.dirname(here)), "adapters")
+        for name in sorted(os.listdir(adapters)) if os.path.isdir(adapters) else ():
+            folder = os.path.join(adapters, name)
+            suite.addTests(unittest.defaultTestLoader.discover(folder, pattern="test_*.py",
+                                                               top_level_dir=folder))
     result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
     failed = len(result.failures) + len(result.errors) + \
         len(result.unexpectedSuccesses)
