@@ -88,11 +88,21 @@ class StarpuTest(adapter_checks.RuntimeTestCase):
             self.assertEqual({variant for variant, _ in workers}, {configuration})
         return workers
 
+    def the_runtime(self, processes):
+        """The one process that ran StarPU's work. Another listed (a helper the
+        OpenCL driver started with the preload inherited) must hold nothing."""
+        def held(p):
+            return sum(len(p[k]) for k in ("operations", "tasks", "launches", "waits"))
+        listed = [(p["pid"], p["command"], held(p)) for p in processes]
+        working = [p for p in processes if held(p)]
+        self.assertEqual(len(working), 1, f"processes (pid, command, rows): {listed}")
+        return working[0]
+
     def recorded(self, program, configuration, name):
         capture = os.path.join(self.dir, name + ".capture")
         workers = self.traced(["record", "-q", "-o", capture], program, configuration, name)
         report = self.run_command([OPTRACE, "report", "--json", capture], self.env)
-        process, = json.loads(report)["processes"]
+        process = self.the_runtime(json.loads(report)["processes"])
         trace = os.path.join(self.dir, name + ".json")
         self.run_command([OPTRACE, "export", "--chrome", "-o", trace, capture], self.env)
         with open(trace) as f:
@@ -134,7 +144,7 @@ class StarpuTest(adapter_checks.RuntimeTestCase):
                                       [TWO_VARIANTS, "--tasks", str(TASKS), "--outside",
                                        str(OUTSIDE)], configuration, "stat-" + configuration)
                 with open(json_path) as f:
-                    process, = json.load(f)["processes"]
+                    process = self.the_runtime(json.load(f)["processes"])
                 per_variant = collections.Counter()
                 for task in process["tasks"]:
                     per_variant[task["variant"]] += task["count"]
