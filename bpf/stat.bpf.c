@@ -340,7 +340,7 @@ static __always_inline void count_batch_op(struct batch_walk *walk, struct scrat
 		record_latency(walk->last_stats, ended->duration, ended->self);
 		return;
 	}
-	stats = lookup_or_init_row(&op_stats, &ended->key, &zero_latency, &created);
+	stats = lookup_or_init_row(&op_stats, NULL, &ended->key, &zero_latency, &created);
 	if (!stats)
 		return;
 	copy->last_key = ended->key;

@@ -33,6 +33,14 @@ struct {
 	__type(value, struct gpu_totals);
 } gpu_stats SEC(".maps");
 
+/* gpu_stats' reserve, as task_stats_reserve is task_stats'. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, RESERVE_ROWS);
+	__type(key, struct gpu_key);
+	__type(value, struct gpu_totals);
+} gpu_stats_reserve SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* see op_stats */
@@ -99,7 +107,7 @@ static __always_inline void add_gpu(struct event_place *place, struct gpu_key *k
 	struct gpu_totals *stats;
 	bool created;
 
-	stats = lookup_or_init(&gpu_stats, key, &zero_latency, &created);
+	stats = lookup_or_init_in(&gpu_stats, &gpu_stats_reserve, key, &zero_latency, &created);
 	if (!stats) {
 		count_gpu_drops(key->tgid, STAT_GPU_DROP_MAP_FULL,
 				totals->kernels + totals->copies + totals->memsets);
@@ -138,7 +146,7 @@ static __always_inline void drain(struct event_place *place, struct gpu_correlat
 	      entry->waiting.max_ns))
 		return;
 	key = entry->key;
-	stats = lookup_or_init(&gpu_stats, &key, &zero_latency, &created);
+	stats = lookup_or_init_in(&gpu_stats, &gpu_stats_reserve, &key, &zero_latency, &created);
 	if (!stats) {
 		count_gpu_drops(key.tgid, STAT_GPU_DROP_MAP_FULL,
 				__sync_lock_test_and_set(&entry->waiting.kernels, 0) +

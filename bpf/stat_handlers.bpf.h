@@ -122,7 +122,7 @@ static __always_inline void on_op_end(struct event_place *place, __u64 now, __u6
 
 	if (!pop_op(place, now, op, status, &ended))
 		return;
-	stats = lookup_or_init_row(&op_stats, &ended.key, &zero_latency, &created);
+	stats = lookup_or_init_row(&op_stats, NULL, &ended.key, &zero_latency, &created);
 	if (!stats)
 		return;
 	record_latency(stats, ended.duration, ended.self);
@@ -152,7 +152,8 @@ static __always_inline void on_task_launch(struct event_place *place, __u64 task
 		count_loss(STAT_LOSS_MAP_FULL);
 
 	/* Per-CPU values: a zeroed one, from any map's zero that is as large. */
-	stats = lookup_or_init_row(&launch_stats, &key, &zero_latency, &created);
+	stats = lookup_or_init_row(&launch_stats, &launch_stats_reserve, &key, &zero_latency,
+				   &created);
 	if (!stats)
 		return;
 	stats->count++;
@@ -183,7 +184,7 @@ static __always_inline void count_run(struct event_place *place, __u64 task, __u
 		key.root_name = info->root_name;
 	}
 	key.op_name = info && info->name == key.name ? info->op_name : STAT_OP_NOT_SEEN;
-	stats = lookup_or_init_row(&task_stats, &key, &zero_latency, &created);
+	stats = lookup_or_init_row(&task_stats, &task_stats_reserve, &key, &zero_latency, &created);
 	if (!stats)
 		return;
 	record_latency(stats, duration, duration);
@@ -357,7 +358,7 @@ static __always_inline void on_wait_end(struct event_place *place, __u64 now, in
 		key.root_name = state->frames[0].name;
 	if (state->depth > 1 && state->depth <= STAT_STACK_MAX)
 		key.op_name = state->frames[(state->depth - 1) & (STAT_STACK_MAX - 1)].name;
-	stats = lookup_or_init_row(&wait_stats, &key, &zero_latency, &created);
+	stats = lookup_or_init_row(&wait_stats, &wait_stats_reserve, &key, &zero_latency, &created);
 	if (!stats)
 		return;
 	record_latency(stats, duration, duration);

@@ -113,8 +113,10 @@ struct {
  * for a moment (the kernel refills its per-CPU caches of them from a
  * deferred work item), lost as "map full". The other aggregates' rows,
  * rarer, are allocated as they come (BPF_F_NO_PREALLOC): a preallocated map
- * of 16384 per-CPU rows takes about 30 ms of the start-up. The per-thread
- * maps stay preallocated (an LRU map must be).
+ * of 16384 per-CPU rows takes about 30 ms of the start-up. Those rows fail
+ * the same way in a burst on a busy machine: each such table has a small
+ * reserve (below) that takes them. The per-thread maps stay preallocated
+ * (an LRU map must be).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -146,6 +148,37 @@ struct {
 	__type(key, struct wait_key);
 	__type(value, struct latency);
 } wait_stats SEC(".maps");
+
+/*
+ * Each table of rows allocated as they come has a reserve: a few rows,
+ * preallocated, that take a new row when the table cannot (the kernel's
+ * per-CPU caches of rows ran dry in a burst, before its deferred refill;
+ * or the table is full). Userspace adds a reserve's rows to its table's
+ * (session/stat_tables.c). RESERVE_ROWS x CPUs rows: 92 KiB per CPU for
+ * a table of latencies.
+ */
+#define RESERVE_ROWS 256
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, RESERVE_ROWS);
+	__type(key, struct task_key);
+	__type(value, struct latency);
+} task_stats_reserve SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, RESERVE_ROWS);
+	__type(key, struct launch_key);
+	__type(value, struct launch_stats);
+} launch_stats_reserve SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, RESERVE_ROWS);
+	__type(key, struct wait_key);
+	__type(value, struct latency);
+} wait_stats_reserve SEC(".maps");
 
 /* Preallocated as op_stats is, for the same bursts; one copy of each, not per CPU. */
 struct {
@@ -212,9 +245,13 @@ static __always_inline bool within_quota(__u32 tgid, bool string)
 	return true;
 }
 
-/* The value at key, created zeroed from zero (a map of one entry) if new. */
-static __always_inline void *lookup_or_init(void *map, const void *key, void *zero_map,
-					    bool *created)
+/*
+ * The value at key in map, or else in reserve (NULL: none), created zeroed
+ * from zero_map (a map of one entry) if in neither: in map, or in reserve
+ * if map cannot take it. Without quota: within_quota's caller checks it.
+ */
+static __always_inline void *lookup_or_init_in(void *map, void *reserve, const void *key,
+					       void *zero_map, bool *created)
 {
 	__u32 index = 0;
 	void *value = bpf_map_lookup_elem(map, key), *zero;
@@ -222,6 +259,11 @@ static __always_inline void *lookup_or_init(void *map, const void *key, void *ze
 	*created = false;
 	if (value)
 		return value;
+	if (reserve) {
+		value = bpf_map_lookup_elem(reserve, key);
+		if (value)
+			return value;
+	}
 	zero = bpf_map_lookup_elem(zero_map, &index);
 	if (!zero)
 		return NULL;
@@ -229,23 +271,42 @@ static __always_inline void *lookup_or_init(void *map, const void *key, void *ze
 	bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
 	*created = true;
 	value = bpf_map_lookup_elem(map, key);
+	if (!value && reserve) {
+		bpf_map_update_elem(reserve, key, zero, BPF_NOEXIST);
+		value = bpf_map_lookup_elem(reserve, key);
+	}
 	if (!value)
 		count_loss(STAT_LOSS_MAP_FULL);
 	return value;
 }
 
-/* A row of one of the four aggregate tables, whose keys start with the tgid: within its quota. */
-static __always_inline void *lookup_or_init_row(void *map, const void *key, void *zero_map,
-						bool *created)
+/* The value at key, created zeroed from zero (a map of one entry) if new. */
+static __always_inline void *lookup_or_init(void *map, const void *key, void *zero_map,
+					    bool *created)
+{
+	return lookup_or_init_in(map, NULL, key, zero_map, created);
+}
+
+/*
+ * A row of one of the four aggregate tables (or of its reserve), whose keys
+ * start with the tgid: a new one within its process's quota.
+ */
+static __always_inline void *lookup_or_init_row(void *map, void *reserve, const void *key,
+						void *zero_map, bool *created)
 {
 	void *value = bpf_map_lookup_elem(map, key);
 
 	*created = false;
 	if (value)
 		return value;
+	if (reserve) {
+		value = bpf_map_lookup_elem(reserve, key);
+		if (value)
+			return value;
+	}
 	if (!within_quota(*(const __u32 *)key, false))
 		return NULL;
-	return lookup_or_init(map, key, zero_map, created);
+	return lookup_or_init_in(map, reserve, key, zero_map, created);
 }
 
 /*

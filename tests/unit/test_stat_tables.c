@@ -160,6 +160,14 @@ static void setup(void)
 		[STAT_MAP_GPU_CORRELATIONS] = { sizeof(struct gpu_correlation_key),
 						sizeof(struct gpu_correlation), false },
 		[STAT_MAP_LOSSES] = { sizeof(__u32), sizeof(__u64), true },
+		[STAT_MAP_TASKS_RESERVE] = { sizeof(struct task_key), sizeof(struct latency),
+					     true },
+		[STAT_MAP_LAUNCHES_RESERVE] = { sizeof(struct launch_key),
+						sizeof(struct launch_stats), true },
+		[STAT_MAP_WAITS_RESERVE] = { sizeof(struct wait_key), sizeof(struct latency),
+					     true },
+		[STAT_MAP_GPU_RESERVE] = { sizeof(struct gpu_key), sizeof(struct gpu_totals),
+					   true },
 	};
 
 	memset(&fake, 0, sizeof(fake));
@@ -352,6 +360,63 @@ START_TEST(test_gpu_tables_and_unlaunched)
 }
 END_TEST
 
+/*
+ * The rows a table could not take went to its reserve (a burst of new rows
+ * on a busy machine): added to the table's, the same key's summed, and
+ * taken out of the reserve as well in an interval.
+ */
+START_TEST(test_reserve_rows_added)
+{
+	struct stat_tables tables = tables_of(true);
+	struct task_key both = { .tgid = 7, .variant = 1, .name = 0x10 };
+	struct task_key reserved_only = { .tgid = 7, .variant = 1, .name = 0x20 };
+	struct launch_key launch = { .tgid = 7, .name = 0x10 };
+	struct launch_stats launched = { .count = 2, .points = 8 };
+	struct wait_key wait = { .tgid = 7, .kind = 1 };
+	struct gpu_key gpu = { .tgid = 7, .variant = 2, .root_name = 0x10 };
+	struct gpu_totals totals = { .kernels = 2, .gpu_ns = 300, .max_ns = 200 };
+	struct latency in_table = latency_of(3, 100, 400), in_reserve = latency_of(2, 50, 900);
+	struct stat_snapshot snapshot;
+
+	put_row(&fake, STAT_MAP_TASKS, &both, 0, &in_table);
+	put_row(&fake, STAT_MAP_TASKS_RESERVE, &both, 1, &in_reserve);
+	put_row(&fake, STAT_MAP_TASKS_RESERVE, &reserved_only, 0, &in_reserve);
+	put_row(&fake, STAT_MAP_LAUNCHES_RESERVE, &launch, 0, &launched);
+	put_row(&fake, STAT_MAP_WAITS, &wait, 0, &in_table);
+	put_row(&fake, STAT_MAP_WAITS_RESERVE, &wait, 0, &in_reserve);
+	put_row(&fake, STAT_MAP_GPU, &gpu, 0, &totals);
+	totals.max_ns = 250;
+	put_row(&fake, STAT_MAP_GPU_RESERVE, &gpu, 1, &totals);
+
+	ck_assert_int_eq(stat_read_tables(&tables, &snapshot, true), 0);
+	ck_assert_uint_eq(snapshot.task_count, 2);
+	for (size_t i = 0; i < snapshot.task_count; i++) {
+		const struct latency *latency = &snapshot.tasks[i].latency;
+
+		if (snapshot.tasks[i].key.name == 0x10) {
+			ck_assert_uint_eq(latency->count, 5);
+			ck_assert_uint_eq(latency->total_ns, 3 * 100 + 2 * 50);
+			ck_assert_uint_eq(latency->min_ns, 50);
+			ck_assert_uint_eq(latency->max_ns, 900);
+			ck_assert_uint_eq(latency->hist[3], 5);
+		} else {
+			ck_assert_uint_eq(snapshot.tasks[i].key.name, 0x20);
+			ck_assert_uint_eq(latency->count, 2);
+		}
+	}
+	ck_assert_uint_eq(snapshot.launch_count, 1);
+	ck_assert_uint_eq(snapshot.launches[0].stats.points, 8);
+	ck_assert_uint_eq(snapshot.wait_count, 1);
+	ck_assert_uint_eq(snapshot.waits[0].latency.count, 5);
+	ck_assert_uint_eq(snapshot.gpu_count, 1);
+	ck_assert_uint_eq(snapshot.gpus[0].totals.kernels, 4);
+	ck_assert_uint_eq(snapshot.gpus[0].totals.max_ns, 250);
+	for (int map = STAT_MAP_TASKS_RESERVE; map <= STAT_MAP_GPU_RESERVE; map++)
+		ck_assert_uint_eq(fake.maps[map].count, 0);
+	stat_snapshot_free(&snapshot);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("stat_tables");
@@ -362,6 +427,7 @@ int main(void)
 	tcase_add_test(tc, test_clear_takes_rows_and_resets_quotas);
 	tcase_add_test(tc, test_row_gone_meanwhile);
 	tcase_add_test(tc, test_gpu_tables_and_unlaunched);
+	tcase_add_test(tc, test_reserve_rows_added);
 	suite_add_tcase(suite, tc);
 	return run_suite(suite);
 }

@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,11 +36,45 @@ struct stat_bpf *stat_open(void)
 	return skel;
 }
 
+/*
+ * OPTRACE_STAT_TABLE_ROWS=N, for tests: the tables of rows allocated as
+ * they come hold N rows, so that their reserves (bpf/stat_state.bpf.h)
+ * take the rest, as they take the rows the kernel fails to allocate under
+ * load, which no test can make happen at will.
+ */
+static int size_tables_for_tests(struct stat_bpf *skel)
+{
+	const char *text = getenv("OPTRACE_STAT_TABLE_ROWS");
+	struct bpf_map *tables[] = { skel->maps.task_stats, skel->maps.launch_stats,
+				     skel->maps.wait_stats, skel->maps.gpu_stats };
+	unsigned long rows;
+	char *end;
+
+	if (!text || !*text)
+		return 0;
+	errno = 0;
+	rows = strtoul(text, &end, 10);
+	if (errno || *end || !rows || rows > UINT32_MAX) {
+		diag("OPTRACE_STAT_TABLE_ROWS=%s: give a number of rows from 1 up", text);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		int err = bpf_map__set_max_entries(tables[i], (__u32)rows);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int stat_attach(struct tracer *tracer, struct stat_bpf *skel, const struct tracer_options *targets,
 		bool cuda, bool quiet)
 {
 	int err;
 
+	err = size_tables_for_tests(skel);
+	if (err)
+		return err;
 	skel->rodata->filter_targets = targets->command != NULL;
 	if (!cuda)
 		cuda_skip_programs(skel->obj);
@@ -328,10 +363,20 @@ static size_t forget_in(const struct bpf_map *map, const __u32 *tgids, size_t co
 size_t stat_forget_processes(struct stat_bpf *skel, const __u32 *tgids, size_t count)
 {
 	const struct bpf_map *maps[] = {
-		skel->maps.op_stats,	    skel->maps.task_stats, skel->maps.launch_stats,
-		skel->maps.wait_stats,	    skel->maps.strings,	   skel->maps.processes,
-		skel->maps.gpu_stats,	    skel->maps.gpu_drops,  skel->maps.gpu_correlations,
+		skel->maps.op_stats,
+		skel->maps.task_stats,
+		skel->maps.launch_stats,
+		skel->maps.wait_stats,
+		skel->maps.strings,
+		skel->maps.processes,
+		skel->maps.gpu_stats,
+		skel->maps.gpu_drops,
+		skel->maps.gpu_correlations,
 		skel->maps.announced_ranks,
+		skel->maps.task_stats_reserve,
+		skel->maps.launch_stats_reserve,
+		skel->maps.wait_stats_reserve,
+		skel->maps.gpu_stats_reserve,
 	};
 	size_t deleted = 0;
 

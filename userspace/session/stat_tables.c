@@ -149,6 +149,58 @@ static int read_map(const struct stat_map_access *maps, int fd, size_t key_size,
 }
 
 /*
+ * A table read with its reserve's rows (bpf/stat_state.bpf.h) added: a key
+ * may have a row in both (made in the reserve when the table could not,
+ * in the table later). The reserve holds a few hundred rows at most, mostly
+ * none: a scan of the table's rows for each is enough.
+ */
+static int read_table(const struct stat_map_access *maps, int fd, int reserve_fd, size_t key_size,
+		      size_t value_size, size_t value_offset, size_t row_size, sum_fn sum,
+		      bool clear, void **rows_out, size_t *count_out)
+{
+	char *rows = NULL, *reserved = NULL;
+	size_t count = 0, reserved_count = 0;
+	int err;
+
+	err = read_map(maps, fd, key_size, value_size, value_offset, row_size, sum, clear,
+		       (void **)&rows, &count);
+	if (err)
+		return err;
+	err = read_map(maps, reserve_fd, key_size, value_size, value_offset, row_size, sum, clear,
+		       (void **)&reserved, &reserved_count);
+	if (err)
+		goto cleanup;
+	for (size_t i = 0; i < reserved_count; i++) {
+		const char *extra = reserved + i * row_size;
+		size_t at = 0;
+
+		while (at < count && memcmp(rows + at * row_size, extra, key_size))
+			at++;
+		if (at == count) {
+			char *grown = realloc(rows, (count + 1) * row_size);
+
+			if (!grown) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			rows = grown;
+			memcpy(rows + count++ * row_size, extra, row_size);
+			continue;
+		}
+		sum(rows + at * row_size + value_offset, extra + value_offset);
+	}
+cleanup:
+	free(reserved);
+	if (err) {
+		free(rows);
+		return err;
+	}
+	*rows_out = rows;
+	*count_out = count;
+	return 0;
+}
+
+/*
  * Activities whose launch has not come: one row per process. Only at the
  * end (not clear): in an interval their launch may still come.
  */
@@ -207,10 +259,10 @@ static int read_gpu(const struct stat_tables *tables, struct stat_snapshot *snap
 	snapshot->has_gpu = snapshot->gpu_traced;
 	if (!snapshot->gpu_traced)
 		return 0;
-	err = read_map(maps, tables->fds[STAT_MAP_GPU], sizeof(struct gpu_key),
-		       sizeof(struct gpu_totals), offsetof(struct gpu_row, totals),
-		       sizeof(struct gpu_row), sum_gpu, clear, (void **)&snapshot->gpus,
-		       &snapshot->gpu_count);
+	err = read_table(maps, tables->fds[STAT_MAP_GPU], tables->fds[STAT_MAP_GPU_RESERVE],
+			 sizeof(struct gpu_key), sizeof(struct gpu_totals),
+			 offsetof(struct gpu_row, totals), sizeof(struct gpu_row), sum_gpu, clear,
+			 (void **)&snapshot->gpus, &snapshot->gpu_count);
 	err = err
 		      ?: read_map(maps, tables->fds[STAT_MAP_GPU_DROPS],
 				  sizeof(struct gpu_drop_key), sizeof(__u64),
@@ -255,21 +307,25 @@ int stat_read_tables(const struct stat_tables *tables, struct stat_snapshot *sna
 		       sizeof(struct op_row), sum_latency, clear, (void **)&snapshot->ops,
 		       &snapshot->op_count);
 	err = err
-		      ?: read_map(maps, tables->fds[STAT_MAP_TASKS], sizeof(struct task_key),
-				  sizeof(struct latency), offsetof(struct task_row, latency),
-				  sizeof(struct task_row), sum_latency, clear,
-				  (void **)&snapshot->tasks, &snapshot->task_count);
+		      ?: read_table(maps, tables->fds[STAT_MAP_TASKS],
+				    tables->fds[STAT_MAP_TASKS_RESERVE], sizeof(struct task_key),
+				    sizeof(struct latency), offsetof(struct task_row, latency),
+				    sizeof(struct task_row), sum_latency, clear,
+				    (void **)&snapshot->tasks, &snapshot->task_count);
 	err = err
-		      ?: read_map(maps, tables->fds[STAT_MAP_LAUNCHES], sizeof(struct launch_key),
-				  sizeof(struct launch_stats), offsetof(struct launch_row, stats),
-				  sizeof(struct launch_row), sum_launch, clear,
-				  (void **)&snapshot->launches, &snapshot->launch_count);
+		      ?: read_table(maps, tables->fds[STAT_MAP_LAUNCHES],
+				    tables->fds[STAT_MAP_LAUNCHES_RESERVE],
+				    sizeof(struct launch_key), sizeof(struct launch_stats),
+				    offsetof(struct launch_row, stats), sizeof(struct launch_row),
+				    sum_launch, clear, (void **)&snapshot->launches,
+				    &snapshot->launch_count);
 	err = err ?: stat_derive_fallbacks(snapshot);
 	err = err
-		      ?: read_map(maps, tables->fds[STAT_MAP_WAITS], sizeof(struct wait_key),
-				  sizeof(struct latency), offsetof(struct wait_row, latency),
-				  sizeof(struct wait_row), sum_latency, clear,
-				  (void **)&snapshot->waits, &snapshot->wait_count);
+		      ?: read_table(maps, tables->fds[STAT_MAP_WAITS],
+				    tables->fds[STAT_MAP_WAITS_RESERVE], sizeof(struct wait_key),
+				    sizeof(struct latency), offsetof(struct wait_row, latency),
+				    sizeof(struct wait_row), sum_latency, clear,
+				    (void **)&snapshot->waits, &snapshot->wait_count);
 	err = err
 		      ?: read_map(maps, tables->fds[STAT_MAP_STRINGS], sizeof(struct string_key),
 				  sizeof(struct string_value), offsetof(struct string_row, value),

@@ -34,6 +34,11 @@ enum stat_kernel_map {
 	STAT_MAP_GPU_DROPS,
 	STAT_MAP_GPU_CORRELATIONS,
 	STAT_MAP_LOSSES,
+	/* Rows the tables above could not take (bpf/stat_state.bpf.h), added to theirs. */
+	STAT_MAP_TASKS_RESERVE,
+	STAT_MAP_LAUNCHES_RESERVE,
+	STAT_MAP_WAITS_RESERVE,
+	STAT_MAP_GPU_RESERVE,
 	STAT_MAP__COUNT,
 };
 
