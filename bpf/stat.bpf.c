@@ -320,34 +320,26 @@ __noinline int pop_batch_op(struct thread_state *state, __u32 tgid,
 	return pop_op(&place, event->time_ns, event->op_end.op, event->op_end.status, ended);
 }
 
-__noinline int copy_batch_op_strings(__u32 tgid, int in_process, const struct op_key *key)
-{
-	struct event_place place = { .tgid = tgid, .in_process = in_process };
-
-	if (key)
-		copy_op_strings(&place, key);
-	return 0;
-}
-
 /* An ended operation counted in its row: the walk's last row, or looked up. */
 static __always_inline void count_batch_op(struct batch_walk *walk, struct scratch *copy)
 {
 	struct ended_op *ended = &copy->ended;
 	struct latency *stats;
-	bool created;
 
 	if (walk->last_stats && same_op_key(&copy->last_key, &ended->key)) {
 		record_latency(walk->last_stats, ended->duration, ended->self);
 		return;
 	}
-	stats = lookup_or_init_row(&op_stats, NULL, &ended->key, &zero_latency, &created);
-	if (!stats)
+	stats = bpf_map_lookup_elem(&op_stats, &ended->key);
+	if (!stats) {
+		/* new, or past the preallocated rows: not kept as the last row */
+		count_op_elsewhere(&ended->key, ended->duration, ended->self, walk->place.tgid,
+				   walk->place.in_process);
 		return;
+	}
 	copy->last_key = ended->key;
 	walk->last_stats = stats;
 	record_latency(stats, ended->duration, ended->self);
-	if (created)
-		copy_batch_op_strings(walk->place.tgid, walk->place.in_process, &ended->key);
 }
 
 static int count_event(__u32 index, struct batch_walk *walk)

@@ -114,20 +114,98 @@ static __always_inline void copy_op_strings(const struct event_place *place,
 	copy_string(place->tgid, key->fallback_detail, place->in_process);
 }
 
+/*
+ * A row not in its table (task, launch, wait): found in the table's reserve,
+ * or made (within the process's quota) in the table or, when the table
+ * cannot take it, in its reserve; counted there. Functions of their own,
+ * verified once (as count_op_elsewhere). 1 if the row is new: the caller
+ * copies its strings (a string's copy on the stack here would take the
+ * batch walk's chain of calls past the verifier's 512 bytes).
+ */
+__noinline int count_run_elsewhere(const struct task_key *key, __u64 duration)
+{
+	struct latency *stats;
+	bool created;
+
+	if (!key)
+		return 0;
+	stats = lookup_or_init_row(&task_stats, &task_stats_reserve, key, &zero_latency, &created);
+	if (!stats)
+		return 0;
+	record_latency(stats, duration, duration);
+	return created;
+}
+
+__noinline int count_launch_elsewhere(const struct launch_key *key, __u32 points)
+{
+	struct launch_stats *stats;
+	bool created;
+
+	if (!key)
+		return 0;
+	/* Per-CPU values: a zeroed one, from any map's zero that is as large. */
+	stats = lookup_or_init_row(&launch_stats, &launch_stats_reserve, key, &zero_latency,
+				   &created);
+	if (!stats)
+		return 0;
+	stats->count++;
+	stats->points += points;
+	return created;
+}
+
+__noinline int count_wait_elsewhere(const struct wait_key *key, __u64 duration)
+{
+	struct latency *stats;
+	bool created;
+
+	if (!key)
+		return 0;
+	stats = lookup_or_init_row(&wait_stats, &wait_stats_reserve, key, &zero_latency, &created);
+	if (!stats)
+		return 0;
+	record_latency(stats, duration, duration);
+	return created;
+}
+
+/*
+ * An ended operation whose row is not in op_stats: counted in its row in
+ * op_stats_overflow, or in a new one (within its process's quota), in
+ * op_stats or, when op_stats cannot take it, in op_stats_overflow. A
+ * function of its own, verified once: the paths that inline the common
+ * case, a row op_stats has, stay as small for the verifier as they were.
+ */
+__noinline int count_op_elsewhere(const struct op_key *key, __u64 duration, __u64 self, __u32 tgid,
+				  int in_process)
+{
+	struct event_place place = { .tgid = tgid, .in_process = in_process };
+	struct latency *stats;
+	bool created;
+
+	if (!key)
+		return 0;
+	stats = lookup_or_init_row(&op_stats, &op_stats_overflow, key, &zero_latency, &created);
+	if (!stats)
+		return 0;
+	record_latency(stats, duration, self);
+	if (created)
+		copy_op_strings(&place, key);
+	return 0;
+}
+
 static __always_inline void on_op_end(struct event_place *place, __u64 now, __u64 op, int status)
 {
 	struct ended_op ended;
 	struct latency *stats;
-	bool created;
 
 	if (!pop_op(place, now, op, status, &ended))
 		return;
-	stats = lookup_or_init_row(&op_stats, NULL, &ended.key, &zero_latency, &created);
-	if (!stats)
+	stats = bpf_map_lookup_elem(&op_stats, &ended.key);
+	if (!stats) {
+		count_op_elsewhere(&ended.key, ended.duration, ended.self, place->tgid,
+				   place->in_process);
 		return;
+	}
 	record_latency(stats, ended.duration, ended.self);
-	if (created)
-		copy_op_strings(place, &ended.key);
 }
 
 static __always_inline void on_task_launch(struct event_place *place, __u64 task, __u64 op,
@@ -139,7 +217,6 @@ static __always_inline void on_task_launch(struct event_place *place, __u64 task
 	struct launch_key key = { .tgid = place->tgid, .name = name };
 	struct frame *launcher = top_frame(state, op);
 	struct launch_stats *stats;
-	bool created;
 
 	if (state && state->depth > 0 && state->frames[0].op == root_op)
 		info.root_name = state->frames[0].name;
@@ -151,18 +228,17 @@ static __always_inline void on_task_launch(struct event_place *place, __u64 task
 	if (bpf_map_update_elem(&tasks, &task_key, &info, BPF_ANY))
 		count_loss(STAT_LOSS_MAP_FULL);
 
-	/* Per-CPU values: a zeroed one, from any map's zero that is as large. */
-	stats = lookup_or_init_row(&launch_stats, &launch_stats_reserve, &key, &zero_latency,
-				   &created);
-	if (!stats)
+	stats = bpf_map_lookup_elem(&launch_stats, &key);
+	if (!stats) {
+		if (count_launch_elsewhere(&key, points)) {
+			copy_string(place->tgid, name, place->in_process);
+			copy_string(place->tgid, info.root_name, place->in_process);
+			copy_string(place->tgid, info.op_name, place->in_process);
+		}
 		return;
+	}
 	stats->count++;
 	stats->points += points;
-	if (created) {
-		copy_string(place->tgid, name, place->in_process);
-		copy_string(place->tgid, info.root_name, place->in_process);
-		copy_string(place->tgid, info.op_name, place->in_process);
-	}
 }
 
 /* A point's run, counted under its task's name and the operation the user called. */
@@ -175,7 +251,6 @@ static __always_inline void count_run(struct event_place *place, __u64 task, __u
 	};
 	struct task_info *info;
 	struct latency *stats;
-	bool created;
 
 	/* The helper only from the launch, if counted (a batch may come first). */
 	info = bpf_map_lookup_elem(&tasks, &task_id);
@@ -184,16 +259,17 @@ static __always_inline void count_run(struct event_place *place, __u64 task, __u
 		key.root_name = info->root_name;
 	}
 	key.op_name = info && info->name == key.name ? info->op_name : STAT_OP_NOT_SEEN;
-	stats = lookup_or_init_row(&task_stats, &task_stats_reserve, &key, &zero_latency, &created);
-	if (!stats)
+	stats = bpf_map_lookup_elem(&task_stats, &key);
+	if (!stats) {
+		if (count_run_elsewhere(&key, duration)) {
+			copy_string(place->tgid, key.name, place->in_process);
+			copy_string(place->tgid, key.root_name, place->in_process);
+			if (key.op_name != STAT_OP_NOT_SEEN)
+				copy_string(place->tgid, key.op_name, place->in_process);
+		}
 		return;
-	record_latency(stats, duration, duration);
-	if (created) {
-		copy_string(place->tgid, key.name, place->in_process);
-		copy_string(place->tgid, key.root_name, place->in_process);
-		if (key.op_name != STAT_OP_NOT_SEEN)
-			copy_string(place->tgid, key.op_name, place->in_process);
 	}
+	record_latency(stats, duration, duration);
 }
 
 /* A point begins running on the thread: GPU launches there are its. */
@@ -348,7 +424,6 @@ static __always_inline void on_wait_end(struct event_place *place, __u64 now, in
 	struct wait_key key = { .tgid = place->tgid, .kind = kind };
 	struct latency *stats;
 	__u64 duration;
-	bool created;
 
 	if (!state || !state->wait_start_ns || state->wait_kind != (__u32)kind)
 		return;
@@ -358,14 +433,15 @@ static __always_inline void on_wait_end(struct event_place *place, __u64 now, in
 		key.root_name = state->frames[0].name;
 	if (state->depth > 1 && state->depth <= STAT_STACK_MAX)
 		key.op_name = state->frames[(state->depth - 1) & (STAT_STACK_MAX - 1)].name;
-	stats = lookup_or_init_row(&wait_stats, &wait_stats_reserve, &key, &zero_latency, &created);
-	if (!stats)
+	stats = bpf_map_lookup_elem(&wait_stats, &key);
+	if (!stats) {
+		if (count_wait_elsewhere(&key, duration)) {
+			copy_string(place->tgid, key.root_name, place->in_process);
+			copy_string(place->tgid, key.op_name, place->in_process);
+		}
 		return;
-	record_latency(stats, duration, duration);
-	if (created) {
-		copy_string(place->tgid, key.root_name, place->in_process);
-		copy_string(place->tgid, key.op_name, place->in_process);
 	}
+	record_latency(stats, duration, duration);
 }
 
 #endif /* OPTRACE_BPF_STAT_HANDLERS_BPF_H */

@@ -111,12 +111,17 @@ struct {
  * The operations' rows are preallocated: a runtime's first batches make
  * hundreds of new rows at once, and rows allocated as they come then fail
  * for a moment (the kernel refills its per-CPU caches of them from a
- * deferred work item), lost as "map full". The other aggregates' rows,
- * rarer, are allocated as they come (BPF_F_NO_PREALLOC): a preallocated map
- * of 16384 per-CPU rows takes about 30 ms of the start-up. Those rows fail
- * the same way in a burst on a busy machine: each such table has a small
- * reserve (below) that takes them. The per-thread maps stay preallocated
- * (an LRU map must be).
+ * deferred work item), lost as "map full". Preallocated per-CPU rows cost
+ * memory on every CPU, though (360 bytes a row each: 16384 rows on 128 CPUs
+ * would be 750 MB): optrace sizes op_stats to what fits in 64 MiB on this
+ * machine (session/stat_tables.c, stat_preallocated_op_rows), and the rows
+ * past those come in op_stats_overflow, allocated as they come.
+ *
+ * The other aggregates' rows, rarer, are allocated as they come
+ * (BPF_F_NO_PREALLOC): a preallocated map of 16384 per-CPU rows takes about
+ * 30 ms of the start-up on 2 CPUs. Those rows fail the same way in a burst
+ * on a busy machine: each such table has a small reserve (below) that takes
+ * them. The per-thread maps stay preallocated (an LRU map must be).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -124,6 +129,14 @@ struct {
 	__type(key, struct op_key);
 	__type(value, struct latency);
 } op_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* see op_stats */
+	__uint(max_entries, MAX_OPS);
+	__type(key, struct op_key);
+	__type(value, struct latency);
+} op_stats_overflow SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);

@@ -160,6 +160,7 @@ static void setup(void)
 		[STAT_MAP_GPU_CORRELATIONS] = { sizeof(struct gpu_correlation_key),
 						sizeof(struct gpu_correlation), false },
 		[STAT_MAP_LOSSES] = { sizeof(__u32), sizeof(__u64), true },
+		[STAT_MAP_OPS_OVERFLOW] = { sizeof(struct op_key), sizeof(struct latency), true },
 		[STAT_MAP_TASKS_RESERVE] = { sizeof(struct task_key), sizeof(struct latency),
 					     true },
 		[STAT_MAP_LAUNCHES_RESERVE] = { sizeof(struct launch_key),
@@ -417,6 +418,51 @@ START_TEST(test_reserve_rows_added)
 }
 END_TEST
 
+/*
+ * The operations' rows past the preallocated ones (op_stats_overflow):
+ * many, found by key among many, summed where both tables hold a key.
+ */
+START_TEST(test_overflow_rows_added)
+{
+	struct stat_tables tables = tables_of(false);
+	struct stat_snapshot snapshot;
+	struct latency one = latency_of(1, 10, 10);
+
+	/* keys 1..40 in op_stats, 21..60 in the overflow: 60 rows, 20 of them summed */
+	for (__u64 name = 1; name <= 60; name++) {
+		struct op_key key = { .tgid = 7, .name = name, .mode = STAT_MODE_UNSET };
+
+		if (name <= 40)
+			put_row(&fake, STAT_MAP_OPS, &key, (int)(name % CPUS), &one);
+		if (name > 20)
+			put_row(&fake, STAT_MAP_OPS_OVERFLOW, &key, 0, &one);
+	}
+	ck_assert_int_eq(stat_read_tables(&tables, &snapshot, false), 0);
+	ck_assert_uint_eq(snapshot.op_count, 60);
+	for (__u64 name = 1; name <= 60; name++) {
+		const struct op_row *row = op_row(&snapshot, 7, name);
+
+		ck_assert_ptr_nonnull(row);
+		ck_assert_uint_eq(row->latency.count, name > 20 && name <= 40 ? 2 : 1);
+	}
+	stat_snapshot_free(&snapshot);
+}
+END_TEST
+
+/* Preallocated per-CPU rows cost memory on every CPU: within 64 MiB, at least 1024. */
+START_TEST(test_preallocated_rows_fit_the_cpus)
+{
+	ck_assert_uint_eq(stat_preallocated_op_rows(2, 16384), 16384);
+	ck_assert_uint_eq(stat_preallocated_op_rows(8, 16384), 16384);
+	/* 64 MiB / (16 CPUs x 360 bytes) */
+	ck_assert_uint_eq(stat_preallocated_op_rows(16, 16384), 11650);
+	ck_assert_uint_eq(stat_preallocated_op_rows(128, 16384), 1456);
+	ck_assert_uint_eq(stat_preallocated_op_rows(1024, 16384), 1024);
+	ck_assert_uint_eq(stat_preallocated_op_rows(0, 16384), 16384);
+	ck_assert_uint_eq(stat_preallocated_op_rows(2, 100), 100);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("stat_tables");
@@ -428,6 +474,8 @@ int main(void)
 	tcase_add_test(tc, test_row_gone_meanwhile);
 	tcase_add_test(tc, test_gpu_tables_and_unlaunched);
 	tcase_add_test(tc, test_reserve_rows_added);
+	tcase_add_test(tc, test_overflow_rows_added);
+	tcase_add_test(tc, test_preallocated_rows_fit_the_cpus);
 	suite_add_tcase(suite, tc);
 	return run_suite(suite);
 }

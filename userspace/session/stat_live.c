@@ -22,6 +22,7 @@
 #include "session/cuda.h"
 #include "session/stat_live.h"
 #include "session/stat_read.h"
+#include "session/stat_tables.h"
 #include "trace/runtime_info.h"
 #include "trace/tracer.h"
 
@@ -37,21 +38,29 @@ struct stat_bpf *stat_open(void)
 }
 
 /*
- * OPTRACE_STAT_TABLE_ROWS=N, for tests: the tables of rows allocated as
- * they come hold N rows, so that their reserves (bpf/stat_state.bpf.h)
- * take the rest, as they take the rows the kernel fails to allocate under
- * load, which no test can make happen at will.
+ * The preallocated operations' rows sized to this machine's CPUs
+ * (stat_preallocated_op_rows). OPTRACE_STAT_TABLE_ROWS=N, for tests: N rows
+ * in op_stats and in each table allocated as it comes, so that their
+ * overflow and reserves (bpf/stat_state.bpf.h) take the rest, as they take
+ * the rows the kernel fails to allocate under load, which no test can make
+ * happen at will.
  */
-static int size_tables_for_tests(struct stat_bpf *skel)
+static int size_tables(struct stat_bpf *skel)
 {
 	const char *text = getenv("OPTRACE_STAT_TABLE_ROWS");
-	struct bpf_map *tables[] = { skel->maps.task_stats, skel->maps.launch_stats,
-				     skel->maps.wait_stats, skel->maps.gpu_stats };
+	struct bpf_map *tables[] = { skel->maps.op_stats, skel->maps.task_stats,
+				     skel->maps.launch_stats, skel->maps.wait_stats,
+				     skel->maps.gpu_stats };
+	int cpus = libbpf_num_possible_cpus();
 	unsigned long rows;
 	char *end;
 
+	if (cpus <= 0)
+		return cpus ? cpus : -EINVAL;
 	if (!text || !*text)
-		return 0;
+		return bpf_map__set_max_entries(
+			skel->maps.op_stats,
+			stat_preallocated_op_rows(cpus, bpf_map__max_entries(skel->maps.op_stats)));
 	errno = 0;
 	rows = strtoul(text, &end, 10);
 	if (errno || *end || !rows || rows > UINT32_MAX) {
@@ -72,7 +81,7 @@ int stat_attach(struct tracer *tracer, struct stat_bpf *skel, const struct trace
 {
 	int err;
 
-	err = size_tables_for_tests(skel);
+	err = size_tables(skel);
 	if (err)
 		return err;
 	skel->rodata->filter_targets = targets->command != NULL;

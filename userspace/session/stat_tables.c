@@ -5,6 +5,7 @@
  * what was taken reset. Every map access goes through the caller's
  * stat_map_access: libbpf's (stat_read.c), or a test's tables in memory.
  */
+#define _GNU_SOURCE /* qsort_r */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -148,18 +149,43 @@ static int read_map(const struct stat_map_access *maps, int fd, size_t key_size,
 	return 0;
 }
 
+/* For qsort_r and the search: rows compared by their keys, the first key_size bytes. */
+static int compare_keys(const void *a, const void *b, void *key_size)
+{
+	return memcmp(a, b, *(const size_t *)key_size);
+}
+
+/* The row of rows (count of them, sorted by key) with key, or NULL. */
+static char *find_row(char *rows, size_t count, size_t row_size, size_t key_size, const void *key)
+{
+	size_t low = 0, high = count;
+
+	while (low < high) {
+		size_t middle = low + (high - low) / 2;
+		int order = memcmp(rows + middle * row_size, key, key_size);
+
+		if (!order)
+			return rows + middle * row_size;
+		if (order < 0)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return NULL;
+}
+
 /*
  * A table read with its reserve's rows (bpf/stat_state.bpf.h) added: a key
  * may have a row in both (made in the reserve when the table could not,
- * in the table later). The reserve holds a few hundred rows at most, mostly
- * none: a scan of the table's rows for each is enough.
+ * in the table later), summed then. Mostly the reserve is empty, and the
+ * table's rows keep the kernel's order.
  */
 static int read_table(const struct stat_map_access *maps, int fd, int reserve_fd, size_t key_size,
 		      size_t value_size, size_t value_offset, size_t row_size, sum_fn sum,
 		      bool clear, void **rows_out, size_t *count_out)
 {
-	char *rows = NULL, *reserved = NULL;
-	size_t count = 0, reserved_count = 0;
+	char *rows = NULL, *reserved = NULL, *grown;
+	size_t count = 0, reserved_count = 0, sorted;
 	int err;
 
 	err = read_map(maps, fd, key_size, value_size, value_offset, row_size, sum, clear,
@@ -168,26 +194,26 @@ static int read_table(const struct stat_map_access *maps, int fd, int reserve_fd
 		return err;
 	err = read_map(maps, reserve_fd, key_size, value_size, value_offset, row_size, sum, clear,
 		       (void **)&reserved, &reserved_count);
-	if (err)
+	if (err || !reserved_count)
 		goto cleanup;
+	/* Room for every reserved row, whether or not its key has one here. */
+	grown = realloc(rows, (count + reserved_count) * row_size);
+	if (!grown) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	rows = grown;
+	qsort_r(rows, count, row_size, compare_keys, &key_size);
+	sorted = count;
 	for (size_t i = 0; i < reserved_count; i++) {
 		const char *extra = reserved + i * row_size;
-		size_t at = 0;
+		/* Each key is once in the reserve: only the table's rows are looked in. */
+		char *row = find_row(rows, sorted, row_size, key_size, extra);
 
-		while (at < count && memcmp(rows + at * row_size, extra, key_size))
-			at++;
-		if (at == count) {
-			char *grown = realloc(rows, (count + 1) * row_size);
-
-			if (!grown) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			rows = grown;
+		if (row)
+			sum(row + value_offset, extra + value_offset);
+		else
 			memcpy(rows + count++ * row_size, extra, row_size);
-			continue;
-		}
-		sum(rows + at * row_size + value_offset, extra + value_offset);
 	}
 cleanup:
 	free(reserved);
@@ -198,6 +224,19 @@ cleanup:
 	*rows_out = rows;
 	*count_out = count;
 	return 0;
+}
+
+unsigned int stat_preallocated_op_rows(int cpus, unsigned int max_rows)
+{
+	const unsigned long long budget = 64ULL << 20, least = 1024;
+	unsigned long long rows;
+
+	if (cpus < 1)
+		cpus = 1;
+	rows = budget / ((unsigned long long)cpus * ROUND_UP8(sizeof(struct latency)));
+	if (rows < least)
+		rows = least;
+	return rows < max_rows ? (unsigned int)rows : max_rows;
 }
 
 /*
@@ -302,10 +341,10 @@ int stat_read_tables(const struct stat_tables *tables, struct stat_snapshot *sna
 	__u64 *losses;
 
 	memset(snapshot, 0, sizeof(*snapshot));
-	err = read_map(maps, tables->fds[STAT_MAP_OPS], sizeof(struct op_key),
-		       sizeof(struct latency), offsetof(struct op_row, latency),
-		       sizeof(struct op_row), sum_latency, clear, (void **)&snapshot->ops,
-		       &snapshot->op_count);
+	err = read_table(maps, tables->fds[STAT_MAP_OPS], tables->fds[STAT_MAP_OPS_OVERFLOW],
+			 sizeof(struct op_key), sizeof(struct latency),
+			 offsetof(struct op_row, latency), sizeof(struct op_row), sum_latency,
+			 clear, (void **)&snapshot->ops, &snapshot->op_count);
 	err = err
 		      ?: read_table(maps, tables->fds[STAT_MAP_TASKS],
 				    tables->fds[STAT_MAP_TASKS_RESERVE], sizeof(struct task_key),

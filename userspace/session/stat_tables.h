@@ -35,6 +35,7 @@ enum stat_kernel_map {
 	STAT_MAP_GPU_CORRELATIONS,
 	STAT_MAP_LOSSES,
 	/* Rows the tables above could not take (bpf/stat_state.bpf.h), added to theirs. */
+	STAT_MAP_OPS_OVERFLOW,
 	STAT_MAP_TASKS_RESERVE,
 	STAT_MAP_LAUNCHES_RESERVE,
 	STAT_MAP_WAITS_RESERVE,
@@ -54,5 +55,12 @@ struct stat_tables {
  * quotas start over; the strings are kept. Returns 0 or a negative errno.
  */
 int stat_read_tables(const struct stat_tables *tables, struct stat_snapshot *snapshot, bool clear);
+
+/*
+ * How many of the operations' rows to preallocate (op_stats, of at most
+ * max_rows): what fits in 64 MiB of per-CPU values on cpus CPUs, at least
+ * 1024; the rest come in op_stats_overflow as they are needed.
+ */
+unsigned int stat_preallocated_op_rows(int cpus, unsigned int max_rows);
 
 #endif /* OPTRACE_SESSION_STAT_TABLES_H */
