@@ -107,7 +107,8 @@ static __always_inline void add_gpu(struct event_place *place, struct gpu_key *k
 	struct gpu_totals *stats;
 	bool created;
 
-	stats = lookup_or_init_in(&gpu_stats, &gpu_stats_reserve, key, &zero_latency, &created);
+	stats = lookup_or_init_in(&gpu_stats, NULL, &gpu_stats_reserve, key, &zero_latency,
+				  &created);
 	if (!stats) {
 		count_gpu_drops(key->tgid, STAT_GPU_DROP_MAP_FULL,
 				totals->kernels + totals->copies + totals->memsets);
@@ -146,7 +147,8 @@ static __always_inline void drain(struct event_place *place, struct gpu_correlat
 	      entry->waiting.max_ns))
 		return;
 	key = entry->key;
-	stats = lookup_or_init_in(&gpu_stats, &gpu_stats_reserve, &key, &zero_latency, &created);
+	stats = lookup_or_init_in(&gpu_stats, NULL, &gpu_stats_reserve, &key, &zero_latency,
+				  &created);
 	if (!stats) {
 		count_gpu_drops(key.tgid, STAT_GPU_DROP_MAP_FULL,
 				__sync_lock_test_and_set(&entry->waiting.kernels, 0) +

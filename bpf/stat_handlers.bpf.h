@@ -129,7 +129,8 @@ __noinline int count_run_elsewhere(const struct task_key *key, __u64 duration)
 
 	if (!key)
 		return 0;
-	stats = lookup_or_init_row(&task_stats, &task_stats_reserve, key, &zero_latency, &created);
+	stats = lookup_or_init_row(&task_stats, NULL, &task_stats_reserve, key, &zero_latency,
+				   &created);
 	if (!stats)
 		return 0;
 	record_latency(stats, duration, duration);
@@ -144,7 +145,7 @@ __noinline int count_launch_elsewhere(const struct launch_key *key, __u32 points
 	if (!key)
 		return 0;
 	/* Per-CPU values: a zeroed one, from any map's zero that is as large. */
-	stats = lookup_or_init_row(&launch_stats, &launch_stats_reserve, key, &zero_latency,
+	stats = lookup_or_init_row(&launch_stats, NULL, &launch_stats_reserve, key, &zero_latency,
 				   &created);
 	if (!stats)
 		return 0;
@@ -160,7 +161,8 @@ __noinline int count_wait_elsewhere(const struct wait_key *key, __u64 duration)
 
 	if (!key)
 		return 0;
-	stats = lookup_or_init_row(&wait_stats, &wait_stats_reserve, key, &zero_latency, &created);
+	stats = lookup_or_init_row(&wait_stats, NULL, &wait_stats_reserve, key, &zero_latency,
+				   &created);
 	if (!stats)
 		return 0;
 	record_latency(stats, duration, duration);
@@ -183,7 +185,8 @@ __noinline int count_op_elsewhere(const struct op_key *key, __u64 duration, __u6
 
 	if (!key)
 		return 0;
-	stats = lookup_or_init_row(&op_stats, &op_stats_overflow, key, &zero_latency, &created);
+	stats = lookup_or_init_row(&op_stats, &op_stats_overflow, &op_stats_reserve, key,
+				   &zero_latency, &created);
 	if (!stats)
 		return 0;
 	record_latency(stats, duration, self);

@@ -10,6 +10,7 @@
 
 #define MAX_THREADS 16384
 #define MAX_OPS 16384
+#define RESERVE_ROWS 256 /* see task_stats_reserve */
 #define MAX_TASKS 65536
 #define RUNS_MAX 4 /* task points running on one thread at once, followed */
 
@@ -115,7 +116,8 @@ struct {
  * memory on every CPU, though (360 bytes a row each: 16384 rows on 128 CPUs
  * would be 750 MB): optrace sizes op_stats to what fits in 64 MiB on this
  * machine (session/stat_tables.c, stat_preallocated_op_rows), and the rows
- * past those come in op_stats_overflow, allocated as they come.
+ * past those come in op_stats_overflow, allocated as they come (16384 in
+ * all), with a reserve as the tables below have.
  *
  * The other aggregates' rows, rarer, are allocated as they come
  * (BPF_F_NO_PREALLOC): a preallocated map of 16384 per-CPU rows takes about
@@ -137,6 +139,14 @@ struct {
 	__type(key, struct op_key);
 	__type(value, struct latency);
 } op_stats_overflow SEC(".maps");
+
+/* The reserve (below) of the rows past op_stats: op_stats_overflow's are allocated as they come. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, RESERVE_ROWS);
+	__type(key, struct op_key);
+	__type(value, struct latency);
+} op_stats_reserve SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -167,11 +177,9 @@ struct {
  * preallocated, that take a new row when the table cannot (the kernel's
  * per-CPU caches of rows ran dry in a burst, before its deferred refill;
  * or the table is full). Userspace adds a reserve's rows to its table's
- * (session/stat_tables.c). RESERVE_ROWS x CPUs rows: 92 KiB per CPU for
+ * (session/stat_tables.c). RESERVE_ROWS x CPUs rows: 90 KiB per CPU for
  * a table of latencies.
  */
-#define RESERVE_ROWS 256
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, RESERVE_ROWS);
@@ -258,36 +266,41 @@ static __always_inline bool within_quota(__u32 tgid, bool string)
 	return true;
 }
 
+/* Creates key's row in map and looks it up: *created unless another CPU made it at once. */
+static __always_inline void *create_in(void *map, const void *key, void *zero, bool *created)
+{
+	*created = !bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, key);
+}
+
 /*
- * The value at key in map, or else in reserve (NULL: none), created zeroed
- * from zero_map (a map of one entry) if in neither: in map, or in reserve
- * if map cannot take it. Without quota: within_quota's caller checks it.
+ * The value at key in the first of map, more and reserve (NULL: none) that
+ * has it, or else created zeroed from zero_map (a map of one entry) in the
+ * first that can take it; *created if this call made it. Without quota:
+ * within_quota's caller checks it.
  */
-static __always_inline void *lookup_or_init_in(void *map, void *reserve, const void *key,
-					       void *zero_map, bool *created)
+static __always_inline void *lookup_or_init_in(void *map, void *more, void *reserve,
+					       const void *key, void *zero_map, bool *created)
 {
 	__u32 index = 0;
-	void *value = bpf_map_lookup_elem(map, key), *zero;
+	void *value, *zero;
 
 	*created = false;
+	value = bpf_map_lookup_elem(map, key);
+	if (!value && more)
+		value = bpf_map_lookup_elem(more, key);
+	if (!value && reserve)
+		value = bpf_map_lookup_elem(reserve, key);
 	if (value)
 		return value;
-	if (reserve) {
-		value = bpf_map_lookup_elem(reserve, key);
-		if (value)
-			return value;
-	}
 	zero = bpf_map_lookup_elem(zero_map, &index);
 	if (!zero)
 		return NULL;
-	/* -EEXIST: another CPU created it first; either way look it up again. */
-	bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
-	*created = true;
-	value = bpf_map_lookup_elem(map, key);
-	if (!value && reserve) {
-		bpf_map_update_elem(reserve, key, zero, BPF_NOEXIST);
-		value = bpf_map_lookup_elem(reserve, key);
-	}
+	value = create_in(map, key, zero, created);
+	if (!value && more)
+		value = create_in(more, key, zero, created);
+	if (!value && reserve)
+		value = create_in(reserve, key, zero, created);
 	if (!value)
 		count_loss(STAT_LOSS_MAP_FULL);
 	return value;
@@ -297,29 +310,51 @@ static __always_inline void *lookup_or_init_in(void *map, void *reserve, const v
 static __always_inline void *lookup_or_init(void *map, const void *key, void *zero_map,
 					    bool *created)
 {
-	return lookup_or_init_in(map, NULL, key, zero_map, created);
+	return lookup_or_init_in(map, NULL, NULL, key, zero_map, created);
 }
 
 /*
- * A row of one of the four aggregate tables (or of its reserve), whose keys
- * start with the tgid: a new one within its process's quota.
+ * A row within_quota counted and this call did not make (another CPU made
+ * it at once, or no table could take it): not the process's. One attempt:
+ * a read's reset of the count meanwhile wins.
  */
-static __always_inline void *lookup_or_init_row(void *map, void *reserve, const void *key,
-						void *zero_map, bool *created)
+static __always_inline void quota_give_back(__u32 tgid)
 {
-	void *value = bpf_map_lookup_elem(map, key);
+	struct process_info *process = bpf_map_lookup_elem(&processes, &tgid);
+	__u64 used;
+
+	if (!process || !rows_per_process)
+		return;
+	used = process->rows;
+	if (used)
+		__sync_val_compare_and_swap(&process->rows, used, used - 1);
+}
+
+/*
+ * A row of one of the four aggregate tables (or of its overflow or
+ * reserve: see lookup_or_init_in), whose keys start with the tgid: a new
+ * one within its process's quota.
+ */
+static __always_inline void *lookup_or_init_row(void *map, void *more, void *reserve,
+						const void *key, void *zero_map, bool *created)
+{
+	__u32 tgid = *(const __u32 *)key;
+	void *value;
 
 	*created = false;
+	value = bpf_map_lookup_elem(map, key);
+	if (!value && more)
+		value = bpf_map_lookup_elem(more, key);
+	if (!value && reserve)
+		value = bpf_map_lookup_elem(reserve, key);
 	if (value)
 		return value;
-	if (reserve) {
-		value = bpf_map_lookup_elem(reserve, key);
-		if (value)
-			return value;
-	}
-	if (!within_quota(*(const __u32 *)key, false))
+	if (!within_quota(tgid, false))
 		return NULL;
-	return lookup_or_init_in(map, reserve, key, zero_map, created);
+	value = lookup_or_init_in(map, more, reserve, key, zero_map, created);
+	if (!*created)
+		quota_give_back(tgid);
+	return value;
 }
 
 /*

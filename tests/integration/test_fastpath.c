@@ -366,6 +366,37 @@ END_TEST
  * thread than the one they began on: each counted once, by (task, point),
  * through both paths, by stat and by record.
  */
+/*
+ * A row no table can take (here the operations' table, its overflow and
+ * its reserve hold 1 + 1 + 256 rows, OPTRACE_STAT_TABLE_ROWS=1) is lost as
+ * "map full", and not charged to its process's quota: of 20,000 names,
+ * none is refused, whatever the lost ones asked.
+ */
+START_TEST(test_rows_lost_not_charged)
+{
+	char *json_path = test_path("out.json"), *capture = test_path("unused.capture");
+	char *hog_argv[] = { MANY_NAMES, "0", "20000", NULL };
+	const struct jv *process;
+	struct jv *json;
+	pid_t hog;
+
+	NEED_BPF();
+	setenv("OPTRACE_STAT_TABLE_ROWS", "1", 1);
+	hog = trace_fixture(hog_argv, false, json_path, capture);
+	unsetenv("OPTRACE_STAT_TABLE_ROWS");
+	json = read_json_file(json_path);
+	process = process_of(json, hog);
+	ck_assert_msg(process, "the fixture in the JSON");
+	ck_assert_int_eq((long)jv_number(process, "rows_refused"), 0);
+	ck_assert_int_eq(jv_get(process, "operations")->count, 1 + 1 + 256);
+	ck_assert_int_eq((long)jv_number(jv_get(json, "lost"), "map_full"), 20000 - 258);
+	jv_free(json);
+	stop_fixture(hog);
+	free(json_path);
+	free(capture);
+}
+END_TEST
+
 START_TEST(test_task_points_by_task_and_point)
 {
 	static const char *const paths[] = { NULL, "--per-event" };
@@ -562,6 +593,7 @@ int main(void)
 	tcase_add_test(tc, test_stat_names_many_strings);
 	tcase_add_test(tc, test_record_names_many_strings);
 	tcase_add_test(tc, test_stat_rows_shared_fairly);
+	tcase_add_test(tc, test_rows_lost_not_charged);
 	tcase_add_test(tc, test_task_points_by_task_and_point);
 	tcase_add_test(tc, test_dlclose_while_traced);
 	tcase_add_test(tc, test_registry_address_kept);

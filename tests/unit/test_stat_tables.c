@@ -161,6 +161,7 @@ static void setup(void)
 						sizeof(struct gpu_correlation), false },
 		[STAT_MAP_LOSSES] = { sizeof(__u32), sizeof(__u64), true },
 		[STAT_MAP_OPS_OVERFLOW] = { sizeof(struct op_key), sizeof(struct latency), true },
+		[STAT_MAP_OPS_RESERVE] = { sizeof(struct op_key), sizeof(struct latency), true },
 		[STAT_MAP_TASKS_RESERVE] = { sizeof(struct task_key), sizeof(struct latency),
 					     true },
 		[STAT_MAP_LAUNCHES_RESERVE] = { sizeof(struct launch_key),
@@ -419,8 +420,9 @@ START_TEST(test_reserve_rows_added)
 END_TEST
 
 /*
- * The operations' rows past the preallocated ones (op_stats_overflow):
- * many, found by key among many, summed where both tables hold a key.
+ * The operations' rows past the preallocated ones (op_stats_overflow) and
+ * those of its reserve: many, found by key among many, summed where more
+ * than one table holds a key.
  */
 START_TEST(test_overflow_rows_added)
 {
@@ -428,22 +430,25 @@ START_TEST(test_overflow_rows_added)
 	struct stat_snapshot snapshot;
 	struct latency one = latency_of(1, 10, 10);
 
-	/* keys 1..40 in op_stats, 21..60 in the overflow: 60 rows, 20 of them summed */
-	for (__u64 name = 1; name <= 60; name++) {
+	/* op_stats 1..40, the overflow 21..60, its reserve 35..63 */
+	for (__u64 name = 1; name <= 63; name++) {
 		struct op_key key = { .tgid = 7, .name = name, .mode = STAT_MODE_UNSET };
 
 		if (name <= 40)
 			put_row(&fake, STAT_MAP_OPS, &key, (int)(name % CPUS), &one);
-		if (name > 20)
+		if (name > 20 && name <= 60)
 			put_row(&fake, STAT_MAP_OPS_OVERFLOW, &key, 0, &one);
+		if (name >= 35)
+			put_row(&fake, STAT_MAP_OPS_RESERVE, &key, 1, &one);
 	}
 	ck_assert_int_eq(stat_read_tables(&tables, &snapshot, false), 0);
-	ck_assert_uint_eq(snapshot.op_count, 60);
-	for (__u64 name = 1; name <= 60; name++) {
+	ck_assert_uint_eq(snapshot.op_count, 63);
+	for (__u64 name = 1; name <= 63; name++) {
 		const struct op_row *row = op_row(&snapshot, 7, name);
 
 		ck_assert_ptr_nonnull(row);
-		ck_assert_uint_eq(row->latency.count, name > 20 && name <= 40 ? 2 : 1);
+		ck_assert_uint_eq(row->latency.count,
+				  (name <= 40) + (name > 20 && name <= 60) + (name >= 35));
 	}
 	stat_snapshot_free(&snapshot);
 }

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,40 +41,47 @@ struct stat_bpf *stat_open(void)
 /*
  * The preallocated operations' rows sized to this machine's CPUs
  * (stat_preallocated_op_rows). OPTRACE_STAT_TABLE_ROWS=N, for tests: N rows
- * in op_stats and in each table allocated as it comes, so that their
- * overflow and reserves (bpf/stat_state.bpf.h) take the rest, as they take
+ * in op_stats, its overflow and each table allocated as it comes, so that
+ * their reserves (bpf/stat_state.bpf.h) take the rest, as they take
  * the rows the kernel fails to allocate under load, which no test can make
  * happen at will.
  */
 static int size_tables(struct stat_bpf *skel)
 {
 	const char *text = getenv("OPTRACE_STAT_TABLE_ROWS");
-	struct bpf_map *tables[] = { skel->maps.op_stats, skel->maps.task_stats,
-				     skel->maps.launch_stats, skel->maps.wait_stats,
-				     skel->maps.gpu_stats };
-	int cpus = libbpf_num_possible_cpus();
-	unsigned long rows;
-	char *end;
+	struct bpf_map *tables[] = { skel->maps.task_stats, skel->maps.launch_stats,
+				     skel->maps.wait_stats, skel->maps.gpu_stats };
+	__u32 all_ops = bpf_map__max_entries(skel->maps.op_stats), preallocated;
+	int cpus = libbpf_num_possible_cpus(), err = 0;
 
 	if (cpus <= 0)
 		return cpus ? cpus : -EINVAL;
-	if (!text || !*text)
-		return bpf_map__set_max_entries(
-			skel->maps.op_stats,
-			stat_preallocated_op_rows(cpus, bpf_map__max_entries(skel->maps.op_stats)));
-	errno = 0;
-	rows = strtoul(text, &end, 10);
-	if (errno || *end || !rows || rows > UINT32_MAX) {
-		diag("OPTRACE_STAT_TABLE_ROWS=%s: give a number of rows from 1 up", text);
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-		int err = bpf_map__set_max_entries(tables[i], (__u32)rows);
+	preallocated = stat_preallocated_op_rows(cpus, all_ops);
+	if (text && *text) {
+		unsigned long rows;
+		char *end;
 
-		if (err)
-			return err;
+		errno = 0;
+		rows = strtoul(text, &end, 10);
+		if (!isdigit((unsigned char)*text) || errno || *end || !rows || rows > all_ops) {
+			diag("OPTRACE_STAT_TABLE_ROWS=%s: give a number of rows from 1 to %u", text,
+			     all_ops);
+			return -EINVAL;
+		}
+		for (size_t i = 0; !err && i < sizeof(tables) / sizeof(tables[0]); i++)
+			err = bpf_map__set_max_entries(tables[i], (__u32)rows);
+		err = err ?: bpf_map__set_max_entries(skel->maps.op_stats_overflow, (__u32)rows);
+		return err
+			       ?: bpf_map__set_max_entries(skel->maps.op_stats,
+							   rows < preallocated ? (__u32)rows
+									       : preallocated);
 	}
-	return 0;
+	/* The operations' rows: all_ops in all, the preallocated ones first. */
+	err = bpf_map__set_max_entries(skel->maps.op_stats, preallocated);
+	return err
+		       ?: bpf_map__set_max_entries(skel->maps.op_stats_overflow,
+						   all_ops > preallocated ? all_ops - preallocated
+									  : 1);
 }
 
 int stat_attach(struct tracer *tracer, struct stat_bpf *skel, const struct tracer_options *targets,
@@ -373,6 +381,8 @@ size_t stat_forget_processes(struct stat_bpf *skel, const __u32 *tgids, size_t c
 {
 	const struct bpf_map *maps[] = {
 		skel->maps.op_stats,
+		skel->maps.op_stats_overflow,
+		skel->maps.op_stats_reserve,
 		skel->maps.task_stats,
 		skel->maps.launch_stats,
 		skel->maps.wait_stats,

@@ -62,6 +62,7 @@ int stat_read_snapshot(struct stat_bpf *skel, struct stat_snapshot *snapshot, bo
 			[STAT_MAP_GPU_CORRELATIONS] = bpf_map__fd(skel->maps.gpu_correlations),
 			[STAT_MAP_LOSSES] = bpf_map__fd(skel->maps.losses),
 			[STAT_MAP_OPS_OVERFLOW] = bpf_map__fd(skel->maps.op_stats_overflow),
+			[STAT_MAP_OPS_RESERVE] = bpf_map__fd(skel->maps.op_stats_reserve),
 			[STAT_MAP_TASKS_RESERVE] = bpf_map__fd(skel->maps.task_stats_reserve),
 			[STAT_MAP_LAUNCHES_RESERVE] = bpf_map__fd(skel->maps.launch_stats_reserve),
 			[STAT_MAP_WAITS_RESERVE] = bpf_map__fd(skel->maps.wait_stats_reserve),

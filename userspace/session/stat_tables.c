@@ -175,48 +175,65 @@ static char *find_row(char *rows, size_t count, size_t row_size, size_t key_size
 }
 
 /*
- * A table read with its reserve's rows (bpf/stat_state.bpf.h) added: a key
- * may have a row in both (made in the reserve when the table could not,
- * in the table later), summed then. Mostly the reserve is empty, and the
+ * Adds the rows of extra (read from a table's overflow or reserve) to the
+ * table's rows: a key may have a row in both (made in the reserve when the
+ * table could not, in the table later), summed then. Sorts the table's rows.
+ */
+static int merge_rows(char **rows, size_t *count, const char *extra, size_t extra_count,
+		      size_t key_size, size_t value_offset, size_t row_size, sum_fn sum)
+{
+	size_t sorted = *count;
+	char *grown;
+
+	if (!extra_count)
+		return 0;
+	/* Room for every extra row, whether or not its key has one here. */
+	grown = realloc(*rows, (*count + extra_count) * row_size);
+	if (!grown)
+		return -ENOMEM;
+	*rows = grown;
+	qsort_r(grown, sorted, row_size, compare_keys, &key_size);
+	for (size_t i = 0; i < extra_count; i++) {
+		const char *row_extra = extra + i * row_size;
+		/* Each key is once in extra: only the table's own rows are looked in. */
+		char *row = find_row(grown, sorted, row_size, key_size, row_extra);
+
+		if (row)
+			sum(row + value_offset, row_extra + value_offset);
+		else
+			memcpy(grown + (*count)++ * row_size, row_extra, row_size);
+	}
+	return 0;
+}
+
+/*
+ * A table read with the rows of its overflow and reserve (extra_fds, -1:
+ * none; bpf/stat_state.bpf.h) added. Mostly those are empty, and the
  * table's rows keep the kernel's order.
  */
-static int read_table(const struct stat_map_access *maps, int fd, int reserve_fd, size_t key_size,
-		      size_t value_size, size_t value_offset, size_t row_size, sum_fn sum,
-		      bool clear, void **rows_out, size_t *count_out)
+static int read_table(const struct stat_map_access *maps, int fd, const int extra_fds[2],
+		      size_t key_size, size_t value_size, size_t value_offset, size_t row_size,
+		      sum_fn sum, bool clear, void **rows_out, size_t *count_out)
 {
-	char *rows = NULL, *reserved = NULL, *grown;
-	size_t count = 0, reserved_count = 0, sorted;
+	char *rows = NULL;
+	size_t count = 0;
 	int err;
 
 	err = read_map(maps, fd, key_size, value_size, value_offset, row_size, sum, clear,
 		       (void **)&rows, &count);
-	if (err)
-		return err;
-	err = read_map(maps, reserve_fd, key_size, value_size, value_offset, row_size, sum, clear,
-		       (void **)&reserved, &reserved_count);
-	if (err || !reserved_count)
-		goto cleanup;
-	/* Room for every reserved row, whether or not its key has one here. */
-	grown = realloc(rows, (count + reserved_count) * row_size);
-	if (!grown) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	rows = grown;
-	qsort_r(rows, count, row_size, compare_keys, &key_size);
-	sorted = count;
-	for (size_t i = 0; i < reserved_count; i++) {
-		const char *extra = reserved + i * row_size;
-		/* Each key is once in the reserve: only the table's rows are looked in. */
-		char *row = find_row(rows, sorted, row_size, key_size, extra);
+	for (int i = 0; !err && i < 2; i++) {
+		char *extra = NULL;
+		size_t extra_count = 0;
 
-		if (row)
-			sum(row + value_offset, extra + value_offset);
-		else
-			memcpy(rows + count++ * row_size, extra, row_size);
+		if (extra_fds[i] < 0)
+			continue;
+		err = read_map(maps, extra_fds[i], key_size, value_size, value_offset, row_size,
+			       sum, clear, (void **)&extra, &extra_count);
+		err = err
+			      ?: merge_rows(&rows, &count, extra, extra_count, key_size,
+					    value_offset, row_size, sum);
+		free(extra);
 	}
-cleanup:
-	free(reserved);
 	if (err) {
 		free(rows);
 		return err;
@@ -298,7 +315,8 @@ static int read_gpu(const struct stat_tables *tables, struct stat_snapshot *snap
 	snapshot->has_gpu = snapshot->gpu_traced;
 	if (!snapshot->gpu_traced)
 		return 0;
-	err = read_table(maps, tables->fds[STAT_MAP_GPU], tables->fds[STAT_MAP_GPU_RESERVE],
+	err = read_table(maps, tables->fds[STAT_MAP_GPU],
+			 (const int[]){ -1, tables->fds[STAT_MAP_GPU_RESERVE] },
 			 sizeof(struct gpu_key), sizeof(struct gpu_totals),
 			 offsetof(struct gpu_row, totals), sizeof(struct gpu_row), sum_gpu, clear,
 			 (void **)&snapshot->gpus, &snapshot->gpu_count);
@@ -341,19 +359,22 @@ int stat_read_tables(const struct stat_tables *tables, struct stat_snapshot *sna
 	__u64 *losses;
 
 	memset(snapshot, 0, sizeof(*snapshot));
-	err = read_table(maps, tables->fds[STAT_MAP_OPS], tables->fds[STAT_MAP_OPS_OVERFLOW],
+	err = read_table(maps, tables->fds[STAT_MAP_OPS],
+			 (const int[]){ tables->fds[STAT_MAP_OPS_OVERFLOW],
+					tables->fds[STAT_MAP_OPS_RESERVE] },
 			 sizeof(struct op_key), sizeof(struct latency),
 			 offsetof(struct op_row, latency), sizeof(struct op_row), sum_latency,
 			 clear, (void **)&snapshot->ops, &snapshot->op_count);
 	err = err
 		      ?: read_table(maps, tables->fds[STAT_MAP_TASKS],
-				    tables->fds[STAT_MAP_TASKS_RESERVE], sizeof(struct task_key),
-				    sizeof(struct latency), offsetof(struct task_row, latency),
-				    sizeof(struct task_row), sum_latency, clear,
-				    (void **)&snapshot->tasks, &snapshot->task_count);
+				    (const int[]){ -1, tables->fds[STAT_MAP_TASKS_RESERVE] },
+				    sizeof(struct task_key), sizeof(struct latency),
+				    offsetof(struct task_row, latency), sizeof(struct task_row),
+				    sum_latency, clear, (void **)&snapshot->tasks,
+				    &snapshot->task_count);
 	err = err
 		      ?: read_table(maps, tables->fds[STAT_MAP_LAUNCHES],
-				    tables->fds[STAT_MAP_LAUNCHES_RESERVE],
+				    (const int[]){ -1, tables->fds[STAT_MAP_LAUNCHES_RESERVE] },
 				    sizeof(struct launch_key), sizeof(struct launch_stats),
 				    offsetof(struct launch_row, stats), sizeof(struct launch_row),
 				    sum_launch, clear, (void **)&snapshot->launches,
@@ -361,10 +382,11 @@ int stat_read_tables(const struct stat_tables *tables, struct stat_snapshot *sna
 	err = err ?: stat_derive_fallbacks(snapshot);
 	err = err
 		      ?: read_table(maps, tables->fds[STAT_MAP_WAITS],
-				    tables->fds[STAT_MAP_WAITS_RESERVE], sizeof(struct wait_key),
-				    sizeof(struct latency), offsetof(struct wait_row, latency),
-				    sizeof(struct wait_row), sum_latency, clear,
-				    (void **)&snapshot->waits, &snapshot->wait_count);
+				    (const int[]){ -1, tables->fds[STAT_MAP_WAITS_RESERVE] },
+				    sizeof(struct wait_key), sizeof(struct latency),
+				    offsetof(struct wait_row, latency), sizeof(struct wait_row),
+				    sum_latency, clear, (void **)&snapshot->waits,
+				    &snapshot->wait_count);
 	err = err
 		      ?: read_map(maps, tables->fds[STAT_MAP_STRINGS], sizeof(struct string_key),
 				  sizeof(struct string_value), offsetof(struct string_row, value),

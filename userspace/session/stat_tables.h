@@ -36,6 +36,7 @@ enum stat_kernel_map {
 	STAT_MAP_LOSSES,
 	/* Rows the tables above could not take (bpf/stat_state.bpf.h), added to theirs. */
 	STAT_MAP_OPS_OVERFLOW,
+	STAT_MAP_OPS_RESERVE,
 	STAT_MAP_TASKS_RESERVE,
 	STAT_MAP_LAUNCHES_RESERVE,
 	STAT_MAP_WAITS_RESERVE,
