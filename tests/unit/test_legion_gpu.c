@@ -24,7 +24,8 @@
 #include "bpf/events.h"
 #include "../../probes/cupti/gpufile.h"
 #include "capture/capture.h"
-#include "output/legion_export.h"
+#include "output/export_format.h"
+#include "session/export_run.h"
 
 #define WORKER_TID_OFFSET 1
 #define OP_ID 1
@@ -342,13 +343,15 @@ static uint64_t gpu_file_zero(const char *path)
 static void export(const char *path, const char *gpu_file, struct legion_summary *summary)
 {
 	char *dir = test_path("legion"), *paths[] = { (char *)path }, file[4096], why[512] = "";
-	struct legion_export_options options = {
-		.directory = dir,
-		.version = 1008,
+	const struct export_options options = {
+		.output = dir,
+		.paths = (const char *const *)paths,
+		.path_count = 1,
+		.legion_version = 1008,
 		.gpu_file = gpu_file,
 	};
 
-	ck_assert_int_eq(legion_export(paths, 1, &options), 0);
+	ck_assert_int_eq(export_run(export_format_find("legion"), &options), 0);
 	snprintf(file, sizeof(file), "%s/prof_0.gz", dir);
 	/* Every rule of docs/legion-format.md the reader checks, strictly. */
 	ck_assert_msg(legion_summary_read(file, 1008, summary, why, sizeof(why)) == 0,

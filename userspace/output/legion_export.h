@@ -16,6 +16,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/*
+ * The options of the export format "legion" (output/export_format.h), made
+ * from the driver's (session/export_run.c). Each log is written beside its
+ * final name and renamed once the export succeeded (on failure none is:
+ * the directory stays as it was); then the prof_<N>.gz an earlier export
+ * left there and this one did not write are removed, so that legion_prof
+ * DIR/prof_*.gz reads this run only.
+ */
 struct legion_export_options {
 	const char *directory;
 	uint32_t version; /* 1008 or 1007 */
@@ -27,16 +35,5 @@ struct legion_export_options {
 	int input_count;
 	bool force; /* --force: common/outfile.h's out_policy */
 };
-
-/*
- * Writes the logs of the capture files; 0 or a negative errno, said on
- * stderr. Each log is written beside its final name and renamed once the
- * export succeeded (on failure none is: the directory stays as it was);
- * then the prof_<N>.gz an earlier export left there and this one did not
- * write are removed, so that legion_prof DIR/prof_*.gz reads this run only.
- * The export format "legion" (output/export_format.h) run by the driver,
- * which session/export_run.c holds, and so this function too.
- */
-int legion_export(char *const *paths, int path_count, const struct legion_export_options *options);
 
 #endif /* OPTRACE_OUTPUT_LEGION_EXPORT_H */

@@ -17,7 +17,6 @@
 #include "common/outfile.h"
 #include "model/profile.h"
 #include "model/replay.h"
-#include "output/legion_export.h"
 #include "session/export_run.h"
 
 int export_output_open(struct export_output *output, const char *path, enum export_target target,
@@ -122,24 +121,4 @@ int export_run(const struct export_format *format, const struct export_options *
 	profile_free(&profile);
 	replay_close(&replay);
 	return err;
-}
-
-/* output/legion_export.h's entry, by its own options: the driver with the Legion row. */
-int legion_export(char *const *paths, int path_count, const struct legion_export_options *legion)
-{
-	const struct export_options options = {
-		.output = legion->directory,
-		.paths = (const char *const *)paths,
-		.path_count = (size_t)path_count,
-		.gpu_file = legion->gpu_file,
-		.inputs = legion->inputs,
-		.input_count = legion->input_count,
-		.show_helpers = legion->show_helpers,
-		.internal = legion->internal,
-		.legion_version = legion->version,
-		.python = legion->python,
-		.force = legion->force,
-	};
-
-	return export_run(export_format_find("legion"), &options);
 }
