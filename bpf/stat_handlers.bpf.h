@@ -171,10 +171,10 @@ __noinline int count_wait_elsewhere(const struct wait_key *key, __u64 duration)
 
 /*
  * An ended operation whose row is not in op_stats: counted in its row in
- * op_stats_overflow, or in a new one (within its process's quota), in
- * op_stats or, when op_stats cannot take it, in op_stats_overflow. A
- * function of its own, verified once: the paths that inline the common
- * case, a row op_stats has, stay as small for the verifier as they were.
+ * op_stats_overflow or op_stats_reserve, or in a new one (within its
+ * process's quota) in the first of the three that can take it. A function
+ * of its own, verified once: the paths that inline the common case, a row
+ * op_stats has, stay as small for the verifier as they were.
  */
 __noinline int count_op_elsewhere(const struct op_key *key, __u64 duration, __u64 self, __u32 tgid,
 				  int in_process)

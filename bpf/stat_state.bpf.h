@@ -273,27 +273,30 @@ static __always_inline void *create_in(void *map, const void *key, void *zero, b
 	return bpf_map_lookup_elem(map, key);
 }
 
-/*
- * The value at key in the first of map, more and reserve (NULL: none) that
- * has it, or else created zeroed from zero_map (a map of one entry) in the
- * first that can take it; *created if this call made it. Without quota:
- * within_quota's caller checks it.
- */
-static __always_inline void *lookup_or_init_in(void *map, void *more, void *reserve,
-					       const void *key, void *zero_map, bool *created)
+/* The value at key in the first of map, more and reserve (NULL: none) that has it. */
+static __always_inline void *lookup_in(void *map, void *more, void *reserve, const void *key)
 {
-	__u32 index = 0;
-	void *value, *zero;
+	void *value = bpf_map_lookup_elem(map, key);
 
-	*created = false;
-	value = bpf_map_lookup_elem(map, key);
 	if (!value && more)
 		value = bpf_map_lookup_elem(more, key);
 	if (!value && reserve)
 		value = bpf_map_lookup_elem(reserve, key);
-	if (value)
-		return value;
-	zero = bpf_map_lookup_elem(zero_map, &index);
+	return value;
+}
+
+/*
+ * Key's row, zeroed from zero_map (a map of one entry), in the first of
+ * map, more and reserve (NULL: none) that can take it; *created if this
+ * call made it (not another CPU at once).
+ */
+static __always_inline void *create_in_first(void *map, void *more, void *reserve, const void *key,
+					     void *zero_map, bool *created)
+{
+	__u32 index = 0;
+	void *value, *zero = bpf_map_lookup_elem(zero_map, &index);
+
+	*created = false;
 	if (!zero)
 		return NULL;
 	value = create_in(map, key, zero, created);
@@ -304,6 +307,20 @@ static __always_inline void *lookup_or_init_in(void *map, void *more, void *rese
 	if (!value)
 		count_loss(STAT_LOSS_MAP_FULL);
 	return value;
+}
+
+/*
+ * The value at key in the first of map, more and reserve that has it, or
+ * else made there (create_in_first). Without quota: within_quota's caller
+ * checks it.
+ */
+static __always_inline void *lookup_or_init_in(void *map, void *more, void *reserve,
+					       const void *key, void *zero_map, bool *created)
+{
+	void *value = lookup_in(map, more, reserve, key);
+
+	*created = false;
+	return value ?: create_in_first(map, more, reserve, key, zero_map, created);
 }
 
 /* The value at key, created zeroed from zero (a map of one entry) if new. */
@@ -339,19 +356,14 @@ static __always_inline void *lookup_or_init_row(void *map, void *more, void *res
 						const void *key, void *zero_map, bool *created)
 {
 	__u32 tgid = *(const __u32 *)key;
-	void *value;
+	void *value = lookup_in(map, more, reserve, key);
 
 	*created = false;
-	value = bpf_map_lookup_elem(map, key);
-	if (!value && more)
-		value = bpf_map_lookup_elem(more, key);
-	if (!value && reserve)
-		value = bpf_map_lookup_elem(reserve, key);
 	if (value)
 		return value;
 	if (!within_quota(tgid, false))
 		return NULL;
-	value = lookup_or_init_in(map, more, reserve, key, zero_map, created);
+	value = create_in_first(map, more, reserve, key, zero_map, created);
 	if (!*created)
 		quota_give_back(tgid);
 	return value;
